@@ -1,0 +1,165 @@
+package bpf
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/aclements/go-moremath/stats"
+)
+
+// Units is the benchfmt metadata of the custom units the suite reports,
+// printed before the results (`Unit <name> <key>=<value>`).
+var Units = []string{
+	"Unit ns/op assume=nothing",
+	"Unit kernel-ns/op better=lower assume=nothing",
+	"Unit delta-ns/op better=lower assume=nothing",
+	"Unit delta-ci95-ns better=lower assume=nothing",
+	"Unit call-us better=lower assume=nothing",
+}
+
+// BenchOptions control how a Loop is benchmarked.
+type BenchOptions struct {
+	// CPU the measuring thread is pinned to.
+	CPU int
+	// CallTime is the target duration of one long test_run call. Long
+	// enough that the fixed per-call cost is small next to it, short enough
+	// that the machine's speed rarely changes inside one call.
+	CallTime time.Duration
+	// Interleave measures a variant and its baseline in alternating rounds.
+	Interleave bool
+}
+
+// Result summarises the samples of one variant.
+type Result struct {
+	Ns, KernelNs, CallUs float64
+	// Delta is the mean per-round paired difference against the baseline,
+	// DeltaCI95 its 95% confidence half-width (Student's t over rounds).
+	Delta, DeltaCI95 float64
+	HaveDelta        bool
+	Rounds           int
+	Restarts         int
+}
+
+// Bench measures loop v for b.N repetitions and reports ns/op (sub-ns
+// resolution, from thread CPU time), kernel-ns/op (the kernel's truncated
+// average) and call-us (the fixed cost of one test_run call). With a base
+// and o.Interleave it measures base and v in alternating rounds, order
+// swapped every round, and also reports delta-ns/op, the mean paired
+// difference v-base, with delta-ci95-ns, its 95% confidence half-width.
+func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
+	b.Helper()
+	if !o.Interleave {
+		base = nil
+	}
+	var r Result
+	err := Pinned(o.CPU, func() error {
+		var err error
+		r, err = measureRounds(b.N, v, base, o.CallTime, b.ResetTimer)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := r.checkKernel(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(r.Ns, "ns/op")
+	b.ReportMetric(r.KernelNs, "kernel-ns/op")
+	b.ReportMetric(r.CallUs, "call-us")
+	if r.HaveDelta {
+		b.ReportMetric(r.Delta, "delta-ns/op")
+		if r.Rounds > 1 {
+			b.ReportMetric(r.DeltaCI95, "delta-ci95-ns")
+		}
+	}
+	return r
+}
+
+// repeatFor picks the repeat count of one long call: enough repetitions to
+// fill callTime at the speed measured by a warm-up call, no more than the
+// benchmark asked for (so `-benchtime 100x` stays quick), and never so few
+// that the short call's fixed cost dominates.
+func repeatFor(n int, nsPerRun float64, callTime time.Duration) uint32 {
+	const minRepeat, maxRepeat = 100_000, 1 << 26
+	want := float64(callTime.Nanoseconds()) / math.Max(nsPerRun, 0.1)
+	r := math.Min(math.Min(want, float64(n)), maxRepeat)
+	return uint32(math.Max(r, minRepeat))
+}
+
+func measureRounds(n int, v, base *Loop, callTime time.Duration, reset func()) (Result, error) {
+	// Warm up caches, the branch predictor and the dispatcher image, and
+	// estimate the speed.
+	warm, err := v.Measure(10000)
+	if err != nil {
+		return Result{}, err
+	}
+	if base != nil {
+		if _, err := base.Measure(10000); err != nil {
+			return Result{}, fmt.Errorf("baseline: %w", err)
+		}
+	}
+	repeat := repeatFor(n, warm.Ns, callTime)
+	rounds := max(1, (n+int(repeat)-1)/int(repeat))
+	reset()
+
+	var ns, kns, call, delta []float64
+	var restarts int
+	for i := 0; i < rounds; i++ {
+		var sv, sb Sample
+		if base == nil {
+			sv, err = v.Measure(repeat)
+		} else if i%2 == 0 {
+			if sb, err = base.Measure(repeat); err == nil {
+				sv, err = v.Measure(repeat)
+			}
+		} else {
+			if sv, err = v.Measure(repeat); err == nil {
+				sb, err = base.Measure(repeat)
+			}
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		ns = append(ns, sv.Ns)
+		kns = append(kns, float64(sv.KernelNs))
+		call = append(call, float64(sv.FixedNs)/1e3)
+		restarts += sv.Restarts + sb.Restarts
+		if base != nil {
+			delta = append(delta, sv.Ns-sb.Ns)
+		}
+	}
+	r := Result{
+		Ns:       stats.Mean(ns),
+		KernelNs: stats.Mean(kns),
+		CallUs:   stats.Mean(call),
+		Rounds:   rounds,
+		Restarts: restarts,
+	}
+	if base != nil {
+		r.HaveDelta = true
+		r.Delta, r.DeltaCI95 = meanCI95(delta)
+	}
+	return r, nil
+}
+
+// meanCI95 returns the mean of xs and the half-width of its 95% confidence
+// interval (+Inf for fewer than two samples).
+func meanCI95(xs []float64) (mean, half float64) {
+	m, lo, hi := stats.MeanCI(xs, 0.95)
+	return m, (hi - lo) / 2
+}
+
+// checkKernel compares the suite's clock with the kernel's. The kernel's
+// average is truncated, so ours should lie in [k, k+1) plus noise; a larger
+// disagreement means the suite measures something the kernel's loop does
+// not (or the reverse), and no number from it can be trusted.
+func (r Result) checkKernel() error {
+	k := r.KernelNs
+	slack := 1 + 0.1*k
+	if r.Ns < k-slack || r.Ns > k+1+slack {
+		return fmt.Errorf("suite measured %.2f ns/op but the kernel %.0f ns/op: clocks disagree", r.Ns, k)
+	}
+	return nil
+}

@@ -1,0 +1,164 @@
+package bpf
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+)
+
+// shortRepeat is the repeat count of the call that measures a test_run
+// call's fixed cost. XDP takes its dispatcher path only for repeat > 1
+// (net/bpf/test_run.c), so the short call must be 2, not 1, to pay the same
+// fixed costs as the long call.
+const shortRepeat = 2
+
+// maxRestarts bounds how often one measurement is retried after the kernel
+// abandoned a loop because a signal was pending (EINTR).
+const maxRestarts = 5
+
+// Loop is one BPF_PROG_TEST_RUN repeat loop: a program, its input, and the
+// counter that proves how often it ran.
+type Loop struct {
+	Prog *ebpf.Program
+	Data []byte
+	// Runs is the program's global run counter (see progs/include/common.h).
+	Runs *ebpf.Variable
+	// Prepare, when set, runs before each measurement, outside the timed
+	// region: the XDP families use it to put the program in the dispatcher.
+	Prepare func() error
+	// KernelClock reports the kernel's truncated average as the time per
+	// repetition, for loops whose fixed per-call cost varies too much to be
+	// subtracted (an XDP program outside the dispatcher: each call rebuilds
+	// the dispatcher, 0.3-1.6 ms here). The kernel's timer leaves that cost
+	// out; our clock cannot.
+	KernelClock bool
+}
+
+// Sample is one measurement of a Loop.
+type Sample struct {
+	Repeat uint32
+	// Ns is the time per repetition in nanoseconds, with sub-nanosecond
+	// resolution: the thread CPU time of a long call minus that of a short
+	// call, divided by the difference in repetitions. The fixed cost of a
+	// call (syscall entry, copying the packet in, the dispatcher update
+	// test_run does for XDP) cancels out.
+	Ns float64
+	// KernelNs is the kernel's own average for the long call. The kernel
+	// truncates it to whole nanoseconds (do_div in bpf_test_timer_leave).
+	KernelNs uint64
+	// FixedNs is the thread CPU time of the short call: what one test_run
+	// call costs besides the loop.
+	FixedNs int64
+	// Restarts counts loops that were abandoned on EINTR and measured again.
+	Restarts int
+}
+
+// ErrRunCount reports that a program did not run as often as a loop asked.
+var ErrRunCount = errors.New("program run count does not match the repeat count")
+
+func threadCPU() int64 {
+	var ts unix.Timespec
+	// CLOCK_THREAD_CPUTIME_ID counts the kernel's loop (it runs in this
+	// thread's syscall) and leaves out time this thread was preempted, which
+	// the kernel's own timer also leaves out.
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		panic(fmt.Sprintf("clock_gettime(CLOCK_THREAD_CPUTIME_ID): %v", err))
+	}
+	return ts.Nano()
+}
+
+func (l *Loop) runs() (uint64, error) {
+	var n uint64
+	if err := l.Runs.Get(&n); err != nil {
+		return 0, fmt.Errorf("read run counter: %w", err)
+	}
+	return n, nil
+}
+
+// call runs the loop once and returns the thread CPU time it took, the
+// kernel's average, and whether the kernel abandoned a loop on EINTR (in
+// which case cilium/ebpf ran the whole loop again and the time is wrong).
+func (l *Loop) call(repeat uint32) (cpu int64, kernelNs uint64, restarted bool, err error) {
+	opts := ebpf.RunOptions{
+		Data:   l.Data,
+		Repeat: repeat,
+		Reset:  func() { restarted = true },
+	}
+	start := threadCPU()
+	_, total, err := l.Prog.Benchmark(opts.Data, int(repeat), opts.Reset)
+	cpu = threadCPU() - start
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return cpu, uint64(total.Nanoseconds()), restarted, nil
+}
+
+// Measure runs a short and a long call of the loop and returns the time per
+// repetition. It must run on a locked OS thread (see Pinned). It fails with
+// ErrRunCount when the program's counter disagrees with the repetitions
+// asked for, and retries loops the kernel abandoned on EINTR.
+func (l *Loop) Measure(repeat uint32) (Sample, error) {
+	if repeat <= shortRepeat {
+		return Sample{}, fmt.Errorf("repeat %d: must be more than %d", repeat, shortRepeat)
+	}
+	s := Sample{Repeat: repeat}
+	for ; s.Restarts <= maxRestarts; s.Restarts++ {
+		if l.Prepare != nil {
+			if err := l.Prepare(); err != nil {
+				return s, fmt.Errorf("prepare loop: %w", err)
+			}
+		}
+		before, err := l.runs()
+		if err != nil {
+			return s, err
+		}
+		short, _, r1, err := l.call(shortRepeat)
+		if err != nil {
+			return s, fmt.Errorf("test_run repeat=%d: %w", shortRepeat, err)
+		}
+		long, kns, r2, err := l.call(repeat)
+		if err != nil {
+			return s, fmt.Errorf("test_run repeat=%d: %w", repeat, err)
+		}
+		after, err := l.runs()
+		if err != nil {
+			return s, err
+		}
+		if r1 || r2 {
+			continue
+		}
+		if got, want := after-before, uint64(repeat)+shortRepeat; got != want {
+			return s, fmt.Errorf("%w: ran %d times, asked for %d", ErrRunCount, got, want)
+		}
+		s.Ns = float64(long-short) / float64(repeat-shortRepeat)
+		if l.KernelClock {
+			s.Ns = float64(kns)
+		}
+		s.KernelNs = kns
+		s.FixedNs = short
+		return s, nil
+	}
+	return s, fmt.Errorf("test_run interrupted %d times in a row", s.Restarts)
+}
+
+// Pinned runs fn on a locked OS thread bound to cpu, and restores the
+// thread's CPU affinity afterwards so the Go scheduler gets its thread back
+// as it was.
+func Pinned(cpu int, fn func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	var old, set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		return fmt.Errorf("sched_getaffinity: %w", err)
+	}
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("pin to cpu %d: %w", cpu, err)
+	}
+	defer unix.SchedSetaffinity(0, &old)
+	return fn()
+}
