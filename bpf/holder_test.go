@@ -109,6 +109,7 @@ func TestFiller(t *testing.T) {
 
 func TestCountXDPPrograms(t *testing.T) {
 	requireRoot(t)
+	hsLock(t) // no other bpfbench run loads programs meanwhile
 	before, err := CountXDPPrograms()
 	if err != nil {
 		t.Fatal(err)
