@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"fmt"
+	"testing"
+
+	"bpfbench/bpf"
+
+	"github.com/cilium/ebpf/link"
+)
+
+// dispatcherLevels are the occupancies measured: how many other programs
+// share the dispatcher with the measured one. The dispatcher finds a
+// program by binary search over its entries, so cost should grow with
+// log2(k); at full (DispatcherMax others) the measured program gets no
+// slot and is called through the fallback indirect call.
+var dispatcherLevels = []int{1, 2, 4, 8, 16, 32, bpf.DispatcherMax - 1, bpf.DispatcherMax}
+
+var fillModes = []struct {
+	name string
+	mode link.XDPAttachFlags
+}{
+	{"generic", link.XDPGenericMode},
+	{"native", link.XDPDriverMode},
+}
+
+// BenchmarkDispatcher answers: what does the XDP dispatcher's direct call
+// save over the retpoline'd indirect call it replaces (CLAIMS.md §1), and
+// what does a program pay as the dispatcher fills up and overflows?
+//
+// Every variant runs the xdp.c drop program (or, for prog=tc, the same work
+// as a SCHED_CLS program) through a test_run repeat loop:
+//
+//   - dispatcher=k0: the program alone in the dispatcher (attached to lo in
+//     a private namespace, so test_run need not rebuild the dispatcher). The
+//     family's baseline: a direct call.
+//   - dispatcher=k<N>/fill=<mode>: N other programs attached, in generic or
+//     native mode, to veth devices in another private namespace, then the
+//     measured program. The dispatcher holds N+1 programs.
+//   - dispatcher=full/fill=<mode>: DispatcherMax others attached first, so
+//     the measured program is the one past capacity: the kernel accepts
+//     the attachment silently and calls the program through the
+//     dispatcher's fallback, an indirect call.
+//   - dispatcher=none/prog=tc: a program type test_run always calls through
+//     prog->bpf_func, an indirect call: retpoline'd where retpolines are on,
+//     CFI-checked on kCFI/FineIBT kernels.
+//   - dispatcher=rebuild: the program is not attached, so each test_run
+//     call adds it to the dispatcher and removes it again; call-us shows
+//     that per-call cost. Its ns/op is the kernel's whole-ns average: the
+//     rebuild varies too much for the suite's sub-ns clock to subtract.
+//
+// Every variant is measured in alternating rounds with the baseline; the
+// fillers are attached and detached between rounds, outside the timed
+// region. Other XDP programs on the host share the dispatcher and make
+// every level fuller than named: the xdp-progs-at-start label counts them.
+func BenchmarkDispatcher(b *testing.B) {
+	f := newXDPFamily(b)
+	var disp bpf.DispatcherObjects
+	if err := bpf.LoadDispatcherObjects(&disp, nil); err != nil {
+		b.Fatalf("load dispatcher programs: %v", err)
+	}
+	b.Cleanup(func() { disp.Close() })
+
+	frame, err := bpf.UDPFrame(64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fillers := map[string]*bpf.Filler{}
+	for _, m := range fillModes {
+		fillers[m.name] = bpf.NewFiller(b, bpf.DispatcherMax, m.mode)
+	}
+	// occupy returns a Prepare that sets the fillers of mode to k and
+	// holds the measured program (attached last, so at full it is the one
+	// left out).
+	occupy := func(mode string, k int, hold bool) func() error {
+		return func() error {
+			for name, fl := range fillers {
+				want := 0
+				if name == mode {
+					want = k
+				}
+				if want < fl.Attached() {
+					if err := fl.Set(want); err != nil {
+						return err
+					}
+				}
+			}
+			if fl := fillers[mode]; fl != nil && k > fl.Attached() {
+				if k >= bpf.DispatcherMax {
+					// The measured program must come last to be the one
+					// left out. Release it only once others are attached:
+					// the dispatcher never empties.
+					if err := fl.Set(k - 1); err != nil {
+						return err
+					}
+					if err := f.holder.Release(); err != nil {
+						return err
+					}
+				}
+				if err := fl.Set(k); err != nil {
+					return err
+				}
+			}
+			if !hold {
+				return f.holder.Release()
+			}
+			return f.holder.Hold(f.objs.Drop)
+		}
+	}
+	xdpLoop := func(prepare func() error) *bpf.Loop {
+		return &bpf.Loop{Prog: f.objs.Drop, Data: frame, Runs: f.objs.Runs, Prepare: prepare}
+	}
+	base := xdpLoop(occupy("", 0, true))
+
+	b.Run("dispatcher=k0/fill=none/prog=xdp", func(b *testing.B) {
+		bpf.Bench(b, base, nil, benchOptions())
+	})
+	for _, m := range fillModes {
+		for _, k := range dispatcherLevels {
+			level := fmt.Sprintf("k%d", k)
+			if k == bpf.DispatcherMax {
+				level = "full"
+			}
+			b.Run(fmt.Sprintf("dispatcher=%s/fill=%s/prog=xdp", level, m.name), func(b *testing.B) {
+				v := xdpLoop(occupy(m.name, k, true))
+				if err := v.Prepare(); err != nil {
+					b.Fatal(err)
+				}
+				failpoint(b, "dispatcher-"+level)
+				bpf.Bench(b, v, base, benchOptions())
+			})
+		}
+	}
+	b.Run("dispatcher=none/fill=none/prog=tc", func(b *testing.B) {
+		tc := &bpf.Loop{Prog: disp.TcDrop, Data: frame, Runs: disp.Runs, Prepare: occupy("", 0, true)}
+		bpf.Bench(b, tc, base, benchOptions())
+	})
+	b.Run("dispatcher=rebuild/fill=none/prog=xdp", func(b *testing.B) {
+		rebuild := xdpLoop(occupy("", 0, false))
+		rebuild.KernelClock = true
+		bpf.Bench(b, rebuild, base, benchOptions())
+	})
+}

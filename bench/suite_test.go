@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"bpfbench/bpf"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// runSuite runs this test binary again as a child, as a user would run the
+// suite, handing it the bpfbench lock this process holds.
+func runSuite(t *testing.T, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), env...)
+	if f := bpf.HeldLockFile(); f != nil {
+		cmd.ExtraFiles = []*os.File{f}
+		cmd.Env = append(cmd.Env, bpf.LockFDEnv+"=3")
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+func snapshot(t *testing.T) bpf.Snapshot {
+	t.Helper()
+	s, err := bpf.TakeSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// requireSameState fails unless the machine returns to before. Programs
+// and links are freed when their last descriptor closes, which for an
+// exited child can take a moment.
+func requireSameState(t *testing.T, before bpf.Snapshot) {
+	t.Helper()
+	var diff string
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if diff = before.Diff(snapshot(t)); diff == "" {
+			return
+		}
+	}
+	t.Fatalf("the run left the machine changed: %s", diff)
+}
+
+// TestOutputParses runs a benchmark as a user would and reads its output
+// with benchfmt, as benchstat does: the configuration lines and the
+// /key=value names must be there.
+func TestOutputParses(t *testing.T) {
+	requireRoot(t)
+	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench=^BenchmarkXDP$/^prog=(drop|parse)$/^size=64$", "-test.benchtime=100x")
+	if err != nil {
+		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
+	}
+	r := benchfmt.NewReader(strings.NewReader(stdout), "suite")
+	var results []*benchfmt.Result
+	var units benchfmt.UnitMetadataMap
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			results = append(results, rec.Clone())
+		case *benchfmt.SyntaxError:
+			t.Errorf("benchfmt: %v", rec)
+		}
+	}
+	units = r.Units()
+	if len(results) != 2 {
+		t.Fatalf("got %d results, want 2:\n%s", len(results), stdout)
+	}
+	for _, key := range []string{
+		"kernel", "cpu-vendor", "virt", "mitigations", "spectre-v2", "retbleed",
+		"spec-rstack-overflow", "retpoline", "ibt", "cfi", "bpf-jit-enable",
+		"bpf-jit-harden", "bpf-stats-enabled", "preempt", "commit", "runstamp",
+		"xdp-progs-at-start",
+	} {
+		if results[0].GetConfig(key) == "" {
+			t.Errorf("configuration line %q missing", key)
+		}
+	}
+	base, parse := results[0], results[1]
+	for i, want := range []string{"XDP/prog=drop/size=64", "XDP/prog=parse/size=64"} {
+		// Full names end in -GOMAXPROCS, which benchfmt parses as a part.
+		if got := string(results[i].Name.Full()); !strings.HasPrefix(got, want+"-") {
+			t.Errorf("result %d is %q, want %s-<procs>", i, got, want)
+		}
+	}
+	if _, parts := parse.Name.Parts(); len(parts) < 2 || string(parts[0]) != "/prog=parse" || string(parts[1]) != "/size=64" {
+		t.Errorf("benchfmt splits the name into %q", parts)
+	}
+	for _, unit := range []string{"sec/op", "kernel-sec/op", "call-us", "delta-sec/op"} {
+		if _, ok := parse.Value(unit); !ok {
+			t.Errorf("parse result lacks %s", unit)
+		}
+	}
+	if _, ok := base.Value("delta-sec/op"); ok {
+		t.Error("the baseline reports a delta against itself")
+	}
+	if u := units[benchfmt.UnitMetadataKey{Unit: "delta-sec/op", Key: "better"}]; u == nil || u.Value != "lower" {
+		t.Errorf("no Unit line says delta-ns/op is better lower")
+	}
+}
+
+// TestDispatcherCleanupOnFailure fails the dispatcher family when the
+// dispatcher is full (49 programs attached, 96 veth devices in two
+// namespaces) and checks the run left nothing behind.
+func TestDispatcherCleanupOnFailure(t *testing.T) {
+	requireRoot(t)
+	before := snapshot(t)
+	stdout, stderr, err := runSuite(t, []string{failEnv + "=dispatcher-full"},
+		"-test.run=^$", "-test.bench=^BenchmarkDispatcher$/^dispatcher=full$/^fill=native$", "-test.benchtime=1x")
+	if err == nil {
+		t.Fatalf("the run succeeded although told to fail:\n%s", stdout)
+	}
+	if !strings.Contains(stdout+stderr, "failing on purpose at dispatcher-full") {
+		t.Fatalf("the run failed, but not where it was told to: %v\n%s\n%s", err, stdout, stderr)
+	}
+	requireSameState(t, before)
+}
