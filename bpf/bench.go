@@ -33,7 +33,11 @@ type BenchOptions struct {
 
 // Result summarises the samples of one variant.
 type Result struct {
-	Ns, KernelNs, CallUs float64
+	Ns, KernelNs float64
+	// CallUs is the median fixed cost of a test_run call: the median,
+	// because softirq work that happens to land in one short call would
+	// otherwise dominate the mean.
+	CallUs float64
 	// Delta is the mean per-round paired difference against the baseline,
 	// DeltaCI95 its 95% confidence half-width (Student's t over rounds).
 	Delta, DeltaCI95 float64
@@ -133,7 +137,7 @@ func measureRounds(n int, v, base *Loop, callTime time.Duration, reset func()) (
 	r := Result{
 		Ns:       stats.Mean(ns),
 		KernelNs: stats.Mean(kns),
-		CallUs:   stats.Mean(call),
+		CallUs:   stats.Sample{Xs: call}.Quantile(0.5),
 		Rounds:   rounds,
 		Restarts: restarts,
 	}
