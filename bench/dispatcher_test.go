@@ -56,9 +56,7 @@ var fillModes = []struct {
 func BenchmarkDispatcher(b *testing.B) {
 	f := newXDPFamily(b)
 	var disp bpf.DispatcherObjects
-	if err := bpf.LoadDispatcherObjects(&disp, nil); err != nil {
-		b.Fatalf("load dispatcher programs: %v", err)
-	}
+	bpf.Require(b, bpf.LoadDispatcherObjects(&disp, nil), "load dispatcher programs")
 	b.Cleanup(func() { disp.Close() })
 
 	frame, err := bpf.UDPFrame(64)

@@ -27,9 +27,7 @@ func newXDPFamily(tb testing.TB) *xdpFamily {
 	tb.Helper()
 	requireRoot(tb)
 	f := &xdpFamily{}
-	if err := bpf.LoadXDPObjects(&f.objs, nil); err != nil {
-		tb.Fatalf("load XDP programs: %v", err)
-	}
+	bpf.Require(tb, bpf.LoadXDPObjects(&f.objs, nil), "load XDP programs")
 	tb.Cleanup(func() { f.objs.Close() })
 	ns := bpf.NewNetns(tb)
 	f.holder = bpf.NewHolder(tb, ns, f.objs.Drop)

@@ -63,9 +63,7 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 		r, err = measureRounds(b.N, v, base, o.CallTime, b.ResetTimer)
 		return err
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	Require(b, err, "measure test_run loop")
 	if err := r.checkKernel(); err != nil {
 		b.Fatal(err)
 	}
