@@ -8,3 +8,4 @@ package bpf
 // Regenerate with `make generate` (needs clang, llvm-strip and libbpf-dev).
 //go:generate go tool bpf2go -tags linux -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -go-package bpf XDP ../progs/xdp.c
 //go:generate go tool bpf2go -tags linux -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -go-package bpf Dispatcher ../progs/dispatcher.c
+//go:generate go tool bpf2go -tags linux -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -go-package bpf Call ../progs/call.c
