@@ -11,8 +11,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -21,12 +23,78 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// What each flag accepts, as its errors say.
 var (
-	flagCPU        = flag.Int("bpfbench.cpu", -1, "CPU to pin the measuring thread to (default: the last online CPU)")
-	flagInterleave = flag.Bool("bpfbench.interleave", true, "measure each variant and its baseline in alternating rounds and report delta-ns/op")
-	flagCallTime   = flag.Duration("bpfbench.calltime", 4*time.Millisecond, "target duration of one test_run call (100µs to 1s)")
-	flagLockWait   = flag.Duration("bpfbench.lockwait", 30*time.Second, "how long to wait for another bpfbench run to finish")
+	wantCPU      = fmt.Sprintf("want a CPU number from 0 to %d, or -1 for the last", runtime.NumCPU()-1)
+	wantCallTime = "want a duration from 100µs to 1s, such as 4ms"
+	wantLockWait = "want a duration of 0 or more, such as 30s or 15m"
 )
+
+var (
+	flagCPU        = intFlag("bpfbench.cpu", -1, wantCPU, "`CPU` to pin the measuring thread to, -1 for the last online CPU")
+	flagInterleave = boolFlag("bpfbench.interleave", true, "measure each variant and its baseline in alternating rounds and report delta-ns/op")
+	flagCallTime   = durationFlag("bpfbench.calltime", 4*time.Millisecond, wantCallTime, "target `duration` of one test_run call (100µs to 1s)")
+	flagLockWait   = durationFlag("bpfbench.lockwait", 30*time.Second, wantLockWait, "`duration` to wait for another bpfbench run to finish")
+)
+
+// parsedFlag is a flag that rejects a malformed value saying what it
+// accepts, where Go's own int, bool and duration flags say "parse error".
+// parseFlags prints that one line instead of the usage of every flag of
+// the test binary.
+type parsedFlag[T any] struct {
+	p      *T
+	parse  func(string) (T, error)
+	want   string
+	isBool bool
+}
+
+func (f *parsedFlag[T]) Set(s string) error {
+	v, err := f.parse(s)
+	if err != nil {
+		return errors.New(f.want)
+	}
+	*f.p = v
+	return nil
+}
+
+func (f *parsedFlag[T]) String() string {
+	if f == nil || f.p == nil {
+		return ""
+	}
+	return fmt.Sprint(*f.p)
+}
+
+func (f *parsedFlag[T]) IsBoolFlag() bool { return f.isBool }
+
+func newFlag[T any](name string, value T, parse func(string) (T, error), want, usage string, isBool bool) *T {
+	p := new(T)
+	*p = value
+	flag.Var(&parsedFlag[T]{p: p, parse: parse, want: want, isBool: isBool}, name, usage)
+	return p
+}
+
+func intFlag(name string, value int, want, usage string) *int {
+	return newFlag(name, value, strconv.Atoi, want, usage, false)
+}
+
+func boolFlag(name string, value bool, usage string) *bool {
+	return newFlag(name, value, strconv.ParseBool, "want true or false", usage, true)
+}
+
+func durationFlag(name string, value time.Duration, want, usage string) *time.Duration {
+	return newFlag(name, value, time.ParseDuration, want, usage, false)
+}
+
+// parseFlags parses the command line, printing nothing: TestMain prints the
+// error, in one line, or the usage for -h.
+func parseFlags() error {
+	fs := flag.CommandLine
+	fs.Init(fs.Name(), flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(os.Args[1:])
+	fs.SetOutput(nil)
+	return err
+}
 
 // errNotRoot is why privileged benchmarks and tests skip.
 var errNotRoot = errors.New("bpfbench needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): run `go test -exec sudo -bench . ./bench`")
@@ -35,8 +103,20 @@ var errNotRoot = errors.New("bpfbench needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SY
 // namespaces; every benchmark then skips with errNotRoot.
 var privileged = unix.Geteuid() == 0
 
+// suiteUnlock releases the system-wide lock TestMain holds for the whole
+// run. It is a variable so that a scenario test can let the lock go while
+// other runs it starts compete for it, as independent runs do, and then
+// take it back (withoutSuiteLock).
+var suiteUnlock = func() {}
+
 func TestMain(m *testing.M) {
-	flag.Parse()
+	if err := parseFlags(); errors.Is(err, flag.ErrHelp) {
+		flag.Usage()
+		os.Exit(0)
+	} else if err != nil {
+		fmt.Fprintln(os.Stderr, "bpfbench:", err)
+		os.Exit(2)
+	}
 	if err := validateFlags(); err != nil {
 		fmt.Fprintln(os.Stderr, "bpfbench:", err)
 		os.Exit(2)
@@ -54,7 +134,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "bpfbench:", err)
 		return 1
 	}
-	defer unlock()
+	suiteUnlock = unlock
+	defer func() { suiteUnlock() }()
 	bpf.InstallSignalHandler()
 	defer bpf.RestoreAll()
 
@@ -105,17 +186,19 @@ func benchmarking() bool {
 	return f != nil && f.Value.String() != ""
 }
 
+// validateFlags checks the values parseFlags accepted, before anything on
+// the system changes.
 func validateFlags() error {
 	if *flagCPU < -1 || *flagCPU >= runtime.NumCPU() {
-		return fmt.Errorf("-bpfbench.cpu=%d: want a CPU from 0 to %d, or -1 for the last", *flagCPU, runtime.NumCPU()-1)
+		return fmt.Errorf("-bpfbench.cpu=%d: %s", *flagCPU, wantCPU)
 	}
 	if *flagCallTime < 100*time.Microsecond || *flagCallTime > time.Second {
-		return fmt.Errorf("-bpfbench.calltime=%v: want 100µs to 1s", *flagCallTime)
+		return fmt.Errorf("-bpfbench.calltime=%v: %s", *flagCallTime, wantCallTime)
 	}
 	if *flagLockWait < 0 {
-		return fmt.Errorf("-bpfbench.lockwait=%v: want a duration of 0 or more", *flagLockWait)
+		return fmt.Errorf("-bpfbench.lockwait=%v: %s", *flagLockWait, wantLockWait)
 	}
-	return nil
+	return validateAttachFlags()
 }
 
 // benchOptions are the measurement options every family uses.
