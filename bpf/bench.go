@@ -17,6 +17,10 @@ var Units = []string{
 	"Unit delta-ns/op better=lower assume=nothing",
 	"Unit delta-ci95-ns better=lower assume=nothing",
 	"Unit call-us better=lower assume=nothing",
+	// BenchmarkMitigations: the JIT image size (hardening grows it).
+	"Unit jited-bytes better=lower assume=nothing",
+	// BenchmarkCall: delta-ns/op per call or tail call.
+	"Unit ns/call better=lower assume=nothing",
 }
 
 // BenchOptions control how a Loop is benchmarked.

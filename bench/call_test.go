@@ -1,0 +1,273 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"bpfbench/bpf"
+
+	"github.com/cilium/ebpf"
+)
+
+// maxChain is the longest tail call chain progs/call.c builds: its program
+// arrays have 32 slots. The kernel allows 33 tail calls per run
+// (MAX_TAIL_CALL_CNT).
+const maxChain = 32
+
+// callVariants are the ways the call family reaches the work, baseline
+// (inline) first. hops is how many calls of that kind reach it per run.
+var callVariants = []struct {
+	call string
+	hops int
+}{
+	{"inline", 1},
+	{"bpf2bpf", 1},
+	{"tailcall", 1}, {"tailcall", 2}, {"tailcall", 4}, {"tailcall", 8}, {"tailcall", 16}, {"tailcall", 32},
+	{"tailcall-direct", 1}, {"tailcall-direct", 32},
+}
+
+// callFamily holds progs/call.c's programs, and the measured entry program
+// in the XDP dispatcher.
+type callFamily struct {
+	coll   *ebpf.Collection
+	holder *bpf.Holder
+	frame  []byte
+}
+
+func newCallFamily(tb testing.TB) *callFamily {
+	tb.Helper()
+	requireRoot(tb)
+	spec, err := bpf.LoadCall()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	coll, err := ebpf.NewCollection(spec)
+	if err != nil {
+		tb.Fatalf("load call programs: %v", err)
+	}
+	tb.Cleanup(coll.Close)
+	f := &callFamily{coll: coll}
+	if f.frame, err = bpf.UDPFrame(64); err != nil {
+		tb.Fatal(err)
+	}
+	f.holder = bpf.NewHolder(tb, bpf.NewNetns(tb), f.prog(tb, bpf.CallProgInlineEntry))
+	return f
+}
+
+func (f *callFamily) prog(tb testing.TB, name string) *ebpf.Program {
+	tb.Helper()
+	p := f.coll.Programs[name]
+	if p == nil {
+		tb.Fatalf("progs/call.c has no program %s", name)
+	}
+	return p
+}
+
+func (f *callFamily) variable(tb testing.TB, name string) *ebpf.Variable {
+	tb.Helper()
+	v := f.coll.Variables[name]
+	if v == nil {
+		tb.Fatalf("progs/call.c has no global %s", name)
+	}
+	return v
+}
+
+// kind is the suffix of a tail call variant's programs and program array.
+func kind(call string) string {
+	if call == "tailcall-direct" {
+		return "const"
+	}
+	return "var"
+}
+
+// setChain fills the program array of call's tail call kind so that its
+// entry reaches the work after n tail calls: slots 0..n-2 hold hops that
+// tail-call the next slot, slot n-1 the end program, the rest nothing. The
+// direct kind's JITed jumps are patched as the slots change (outside the
+// timed region).
+func (f *callFamily) setChain(tb testing.TB, call string, n int) {
+	tb.Helper()
+	k := kind(call)
+	m := f.coll.Maps["chain_"+k]
+	if m == nil {
+		tb.Fatalf("progs/call.c has no map chain_%s", k)
+	}
+	if n < 1 || n > maxChain {
+		tb.Fatalf("chain of %d tail calls: want 1 to %d", n, maxChain)
+	}
+	for slot := range maxChain {
+		var err error
+		switch {
+		case slot < n-1:
+			err = m.Put(uint32(slot), f.prog(tb, fmt.Sprintf("hop_%s_%d", k, slot)))
+		case slot == n-1:
+			err = m.Put(uint32(slot), f.prog(tb, "end_"+k))
+		default:
+			if err = m.Delete(uint32(slot)); errors.Is(err, ebpf.ErrKeyNotExist) {
+				err = nil
+			}
+		}
+		if err != nil {
+			tb.Fatalf("set slot %d of chain_%s for %d tail calls: %v", slot, k, n, err)
+		}
+	}
+}
+
+// loop returns the test_run loop of variant call: its entry program held in
+// the dispatcher, its run counter (tail_runs for the tail call entries, so
+// the hop count can be checked against the baseline's runs).
+func (f *callFamily) loop(tb testing.TB, call string) *bpf.Loop {
+	tb.Helper()
+	entry, runs := "inline_entry", "runs"
+	switch call {
+	case "inline":
+	case "bpf2bpf":
+		entry = "bpf2bpf_entry"
+	case "tailcall", "tailcall-direct":
+		entry, runs = "tail_entry_"+kind(call), "tail_runs"
+	default:
+		tb.Fatalf("unknown call variant %s", call)
+	}
+	p := f.prog(tb, entry)
+	return &bpf.Loop{Prog: p, Data: f.frame, Runs: f.variable(tb, runs), Prepare: f.holder.Held(p)}
+}
+
+// counters reads runs, tail_runs and hops.
+func (f *callFamily) counters(tb testing.TB) (runs, tailRuns, hops uint64) {
+	tb.Helper()
+	for _, c := range []struct {
+		name string
+		v    *uint64
+	}{{"runs", &runs}, {"tail_runs", &tailRuns}, {"hops", &hops}} {
+		if err := f.variable(tb, c.name).Get(c.v); err != nil {
+			tb.Fatalf("read %s: %v", c.name, err)
+		}
+	}
+	return runs, tailRuns, hops
+}
+
+// BenchmarkCall answers: what does it cost to reach the same work through a
+// bpf-to-bpf call, a tail call, or a chain of tail calls, instead of
+// inline, on the running kernel? It makes the cost of an indirect jump
+// (retpoline'd where retpolines are on) visible without a reboot, next to
+// its direct counterpart (CLAIMS.md §1: ~10-12 ns per retpoline).
+//
+// The work is counting a hop in a global and returning XDP_DROP
+// (progs/call.c). Variants:
+//
+//   - call=inline: the work in the entry program (the baseline).
+//   - call=bpf2bpf: the entry calls a global noinline function, which the
+//     verifier checks on its own; the JIT emits a direct call (with the
+//     callee's prologue and epilogue).
+//   - call=tailcall/hops=N: a chain of N tail calls through a
+//     BPF_MAP_TYPE_PROG_ARRAY with indices the verifier cannot know: per
+//     hop the JIT emits the bounds check, the tail call count check, the
+//     NULL check and an indirect jump, which goes through a retpoline when
+//     retpolines are on.
+//   - call=tailcall-direct/hops=N: the same chain with constant indices:
+//     since 5.5 the verifier records them and the JIT emits a direct jump,
+//     patched whenever the slot changes. tailcall minus tailcall-direct at
+//     the same hops is the indirect jump's cost.
+//
+// The entry programs are XDP programs held in the dispatcher (attached to lo
+// in a private namespace, see bpf.Holder), as in BenchmarkXDP: each call
+// reaches the entry through the same direct call, so the deltas are the
+// call mechanisms alone, and the family's inline baseline is BenchmarkXDP's
+// drop plus one counter. (A SCHED_CLS loop would avoid the dispatcher but
+// add a retpoline'd call of the entry to every variant.)
+//
+// Besides ns/op and delta-ns/op (against inline), each variant reports
+// ns/call, its delta divided by hops; the per-hop increment is the slope
+// of ns/op over hops. After each variant the suite checks that every run
+// did its work once per hop (the hops counter), so a broken chain cannot
+// pass for a fast one.
+func BenchmarkCall(b *testing.B) {
+	f := newCallFamily(b)
+	base := f.loop(b, "inline")
+	for _, v := range callVariants {
+		b.Run(fmt.Sprintf("call=%s/hops=%d", v.call, v.hops), func(b *testing.B) {
+			if v.call == "tailcall" || v.call == "tailcall-direct" {
+				f.setChain(b, v.call, v.hops)
+			}
+			loop := f.loop(b, v.call)
+			runs0, tail0, hops0 := f.counters(b)
+			var r bpf.Result
+			if v.call == "inline" {
+				r = bpf.Bench(b, loop, nil, benchOptions())
+			} else {
+				r = bpf.Bench(b, loop, base, benchOptions())
+			}
+			runs1, tail1, hops1 := f.counters(b)
+			if err := checkHops(runs1-runs0, tail1-tail0, hops1-hops0, v.call, v.hops); err != nil {
+				b.Fatal(err)
+			}
+			if r.HaveDelta {
+				b.ReportMetric(r.Delta/float64(v.hops), "ns/call")
+			}
+		})
+	}
+}
+
+// checkHops checks that the work ran once per run of the inline and
+// bpf2bpf entries and hops times per run of a tail call entry.
+func checkHops(runs, tailRuns, hops uint64, call string, n int) error {
+	tailHops := uint64(0)
+	if call == "tailcall" || call == "tailcall-direct" {
+		tailHops = uint64(n)
+		if tailRuns == 0 {
+			return fmt.Errorf("call=%s/hops=%d: the tail call entry never ran", call, n)
+		}
+	} else if tailRuns != 0 {
+		return fmt.Errorf("call=%s: a tail call entry ran %d times", call, tailRuns)
+	}
+	if want := runs + tailHops*tailRuns; hops != want {
+		return fmt.Errorf("call=%s/hops=%d: the work ran %d times for %d runs and %d tail call entries, want %d: a chain broke",
+			call, n, hops, runs, tailRuns, want)
+	}
+	return nil
+}
+
+// TestCallChains runs every variant of the call family once and checks the
+// work ran as often as the chain is long, and that a chain with a missing
+// slot is noticed.
+func TestCallChains(t *testing.T) {
+	f := newCallFamily(t)
+	for _, v := range callVariants {
+		if v.call == "tailcall" || v.call == "tailcall-direct" {
+			f.setChain(t, v.call, v.hops)
+		}
+		l := f.loop(t, v.call)
+		if err := l.Prepare(); err != nil {
+			t.Fatal(err)
+		}
+		runs0, tail0, hops0 := f.counters(t)
+		ret, err := l.Prog.Run(&ebpf.RunOptions{Data: f.frame, Repeat: 10})
+		if err != nil {
+			t.Fatalf("call=%s/hops=%d: test_run: %v", v.call, v.hops, err)
+		}
+		if ret != 1 { // XDP_DROP
+			t.Errorf("call=%s/hops=%d returned %d, want XDP_DROP (1)", v.call, v.hops, ret)
+		}
+		runs1, tail1, hops1 := f.counters(t)
+		if err := checkHops(runs1-runs0, tail1-tail0, hops1-hops0, v.call, v.hops); err != nil {
+			t.Error(err)
+		}
+	}
+
+	// A chain of 4 with slot 2 emptied stops after 2 hops: the check must
+	// say so.
+	f.setChain(t, "tailcall", 4)
+	if err := f.coll.Maps["chain_var"].Delete(uint32(2)); err != nil {
+		t.Fatal(err)
+	}
+	l := f.loop(t, "tailcall")
+	runs0, tail0, hops0 := f.counters(t)
+	if _, err := l.Prog.Run(&ebpf.RunOptions{Data: f.frame, Repeat: 10}); err != nil {
+		t.Fatal(err)
+	}
+	runs1, tail1, hops1 := f.counters(t)
+	if err := checkHops(runs1-runs0, tail1-tail0, hops1-hops0, "tailcall", 4); err == nil {
+		t.Error("a chain broken at slot 2 passed the hop check")
+	}
+}
