@@ -71,6 +71,7 @@ func (f *xdpFamily) loop(tb testing.TB, name string, size int) *bpf.Loop {
 // in alternating rounds.
 func BenchmarkXDP(b *testing.B) {
 	f := newXDPFamily(b)
+	failpoint(b, "xdp-setup")
 	for _, size := range xdpSizes {
 		base := f.loop(b, "drop", size)
 		for _, name := range xdpPrograms {

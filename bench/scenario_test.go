@@ -1,0 +1,857 @@
+package bench
+
+// The scenario tests run the real benchmark binary (this test binary, run
+// again as a child) the ways users break it: interrupted, terminated,
+// killed, twice at once, with bad flags, failing half-way, without root. After
+// each they check that the machine is as it was: namespaces, BPF programs
+// and links, XDP on host devices, sysctls (Snapshot), and the host's own
+// interfaces.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"bpfbench/bpf"
+
+	"github.com/cilium/ebpf/link"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// scenarioEnv makes TestScenarioHelper, in a child a scenario test starts,
+// change host state and hold it: scenarioHold.
+const scenarioEnv = "BPFBENCH_SCENARIO"
+
+const scenarioHold = "hold"
+
+// heldSysctl is the sysctl the helper changes, to 1 (to 0 if it is 1):
+// bpf_jit_harden 0 and 1 both leave programs loaded by root unhardened.
+const heldSysctl = "net.core.bpf_jit_harden"
+
+// xdpQuick is a benchmark run of a second or two.
+var xdpQuick = []string{"-test.run=^$", "-test.bench=^BenchmarkXDP$/^prog=drop$/^size=64$", "-test.benchtime=100x"}
+
+// TestScenarioHelper is not a test of its own: it is the child process of
+// the scenario tests that need a run holding host state at a known point.
+// With scenarioEnv=hold it takes the lock (TestMain), toggles heldSysctl,
+// creates a namespace with a veth pair, attaches an XDP program to it in
+// driver mode, prints a READY line and holds all that until its stdin is
+// closed; then the cleanups undo it.
+func TestScenarioHelper(t *testing.T) {
+	if os.Getenv(scenarioEnv) != scenarioHold {
+		t.Skipf("the child process of the scenario tests (%s=%s); it tests nothing on its own", scenarioEnv, scenarioHold)
+	}
+	requireRoot(t)
+	was := currentSysctl(t, heldSysctl)
+	value := "1"
+	if was == "1" {
+		value = "0"
+	}
+	bpf.SetSysctl(t, heldSysctl, value)
+	ns := bpf.NewNetns(t)
+	pairs := ns.AddVeth(t, 1, 1)
+	var objs bpf.XDPObjects
+	bpf.Require(t, bpf.LoadXDPObjects(&objs, nil), "load XDP programs")
+	t.Cleanup(func() { objs.Close() })
+	var l link.Link
+	err := ns.Do(func() error {
+		var err error
+		l, err = link.AttachXDP(link.XDPOptions{Program: objs.Drop, Interface: pairs[0].A.Index, Flags: link.XDPDriverMode})
+		return err
+	})
+	bpf.Require(t, err, "attach XDP to "+pairs[0].A.Name+" in driver mode")
+	t.Cleanup(func() { l.Close() })
+	fmt.Printf("READY sysctl=%s value=%s was=%s netns=%s\n", heldSysctl, value, was, ns.Name)
+	io.Copy(io.Discard, os.Stdin)
+}
+
+func currentSysctl(tb testing.TB, name string) string {
+	tb.Helper()
+	v, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(name, ".", "/"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return strings.TrimSpace(string(v))
+}
+
+// suiteChild is a run of the suite a scenario test started.
+type suiteChild struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	ready chan string // the READY line of TestScenarioHelper
+	done  chan struct{}
+	err   error // of Wait, once done is closed
+
+	mu        sync.Mutex
+	out, err2 bytes.Buffer
+}
+
+type suiteChildOpts struct {
+	env   []string
+	lock  bool // hand over the lock this process holds, as runSuite does
+	stdin bool // give the child a stdin the test closes (TestScenarioHelper)
+	cred  *syscall.Credential
+	dir   string
+	bin   string // default os.Args[0]
+}
+
+// lockedWriter appends to a buffer under the child's mutex.
+type lockedWriter struct {
+	c *suiteChild
+	b *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// startChild starts the test binary with args. A cleanup kills it, by its
+// PID, if the test ends while it still runs.
+func startChild(t *testing.T, o suiteChildOpts, args ...string) *suiteChild {
+	t.Helper()
+	bin := o.bin
+	if bin == "" {
+		bin = os.Args[0]
+	}
+	c := &suiteChild{ready: make(chan string, 1), done: make(chan struct{})}
+	c.cmd = exec.Command(bin, args...)
+	c.cmd.Dir = o.dir
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, bpf.LockFDEnv+"=") && !strings.HasPrefix(e, scenarioEnv+"=") && !strings.HasPrefix(e, failEnv+"=") {
+			c.cmd.Env = append(c.cmd.Env, e)
+		}
+	}
+	c.cmd.Env = append(c.cmd.Env, o.env...)
+	if f := bpf.HeldLockFile(); o.lock && f != nil {
+		c.cmd.ExtraFiles = []*os.File{f}
+		c.cmd.Env = append(c.cmd.Env, bpf.LockFDEnv+"=3")
+	}
+	if o.cred != nil {
+		c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.cred}
+	}
+	var err error
+	if o.stdin {
+		if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, err := c.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.cmd.Stderr = lockedWriter{c, &c.err2}
+	if err := c.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	go func() {
+		s := bufio.NewScanner(stdout)
+		s.Buffer(nil, 1<<20)
+		for s.Scan() {
+			line := s.Text()
+			lockedWriter{c, &c.out}.Write([]byte(line + "\n"))
+			if strings.HasPrefix(line, "READY ") {
+				select {
+				case c.ready <- line:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, stdout)
+		c.err = c.cmd.Wait()
+		close(c.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-c.done:
+		default:
+			t.Logf("killing child pid %d, still running at the end of the test", c.pid())
+			c.cmd.Process.Kill()
+			<-c.done
+		}
+	})
+	return c
+}
+
+func (c *suiteChild) pid() int { return c.cmd.Process.Pid }
+
+func (c *suiteChild) output() (stdout, stderr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out.String(), c.err2.String()
+}
+
+func (c *suiteChild) running() bool {
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// childTimeout bounds a wait for a child that may first wait for the lock.
+func childTimeout() time.Duration { return *flagLockWait + 2*time.Minute }
+
+// waitReady returns the child's READY line.
+func (c *suiteChild) waitReady(t *testing.T) string {
+	t.Helper()
+	select {
+	case line := <-c.ready:
+		return line
+	case <-c.done:
+		out, errOut := c.output()
+		t.Fatalf("child pid %d exited (%v) before it was ready:\n%s\n%s", c.pid(), c.err, out, errOut)
+	case <-time.After(childTimeout()):
+		t.Fatalf("child pid %d not ready after %v", c.pid(), childTimeout())
+	}
+	return ""
+}
+
+// wait waits for the child to exit and returns its exit status, -1 if a
+// signal ended it.
+func (c *suiteChild) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(childTimeout()):
+		t.Fatalf("child pid %d still running after %v", c.pid(), childTimeout())
+	}
+	return c.cmd.ProcessState.ExitCode()
+}
+
+// signaled is the signal that ended the child, or 0.
+func (c *suiteChild) signaled() syscall.Signal {
+	if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ws.Signal()
+	}
+	return 0
+}
+
+// namespacesOf lists the namespaces of process pid in /run/netns.
+func namespacesOf(t *testing.T, pid int) []string {
+	t.Helper()
+	ents, err := os.ReadDir(bpf.NetnsDir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), fmt.Sprintf("%s%d-", bpf.NetnsPrefix, pid)) {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// TestScenarioSignal interrupts (SIGINT, as Ctrl-C does) and terminates
+// (SIGTERM) a run of the dispatcher family while its 48 fillers are
+// attached to veth devices in its namespaces: the run must say what it
+// restored, exit with 128+signal, and leave nothing behind.
+func TestScenarioSignal(t *testing.T) {
+	requireRoot(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(strings.ToLower(unix.SignalName(sig)), func(t *testing.T) {
+			before := snapshot(t)
+			c := startChild(t, suiteChildOpts{lock: true}, "-test.run=^$",
+				"-test.bench=^BenchmarkDispatcher$/^dispatcher=full$/^fill=native$", "-test.benchtime=60s")
+			// Mid-run: its namespaces exist (the XDP family's and the
+			// two fillers') and the fillers are attached.
+			var names []string
+			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+				if !c.running() {
+					out, errOut := c.output()
+					t.Fatalf("the run exited (%v) before it was mid-run:\n%s\n%s", c.err, out, errOut)
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the run did not get its fillers attached in 2 minutes")
+				}
+				names = namespacesOf(t, c.pid())
+				if len(names) >= 3 && snapshot(t).Links >= before.Links+bpf.DispatcherMax {
+					break
+				}
+			}
+			if err := c.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			code := c.wait(t)
+			out, errOut := c.output()
+			if code != 128+int(sig) {
+				t.Fatalf("exit status %d after %v, want %d:\n%s\n%s", code, sig, 128+int(sig), out, errOut)
+			}
+			if want := fmt.Sprintf("bpfbench: %v: restoring host state\n", sig); !strings.Contains(errOut, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, errOut)
+			}
+			for _, n := range names {
+				if want := "bpfbench: deleted network namespace " + n + "\n"; !strings.Contains(errOut, want) {
+					t.Errorf("stderr does not say it deleted %s:\n%s", n, errOut)
+				}
+			}
+			t.Logf("after %v: exit %d, stderr:\n%s", sig, code, errOut)
+			requireSameState(t, before)
+		})
+	}
+}
+
+// TestScenarioSIGKILL kills a run holding a changed sysctl, a namespace
+// with a veth pair and an XDP program attached to it, then runs the suite
+// again: the second run must repair both, saying so. The XDP attachment is
+// a BPF link, which dies with the killed process's descriptors, so nothing
+// of it is left even before the repair.
+func TestScenarioSIGKILL(t *testing.T) {
+	requireRoot(t)
+	before := snapshot(t)
+	c := startChild(t, suiteChildOpts{lock: true, stdin: true, env: []string{scenarioEnv + "=" + scenarioHold}},
+		"-test.run=^TestScenarioHelper$")
+	ready := parseReady(t, c.waitReady(t))
+	pid := c.pid()
+	held := snapshot(t)
+	if held.Sysctls[heldSysctl] != ready["value"] || !slices.Contains(held.Namespaces, ready["netns"]) ||
+		held.XDPProgs <= before.XDPProgs || held.Links <= before.Links {
+		t.Fatalf("the helper does not hold what it says (%v): %s", ready, before.Diff(held))
+	}
+
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t)
+	if s := c.signaled(); s != syscall.SIGKILL {
+		t.Fatalf("the helper ended with %v, not SIGKILL", c.cmd.ProcessState)
+	}
+	// The kernel frees the link and the program once the dead process's
+	// descriptors are closed; the namespace, bind-mounted, and the sysctl
+	// stay for the repair.
+	var killed bpf.Snapshot
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		killed = snapshot(t)
+		if killed.XDPProgs == before.XDPProgs && killed.Links == before.Links || time.Now().After(deadline) {
+			break
+		}
+	}
+	if killed.XDPProgs != before.XDPProgs || killed.Links != before.Links {
+		t.Errorf("after SIGKILL an XDP program or BPF link is left: %s", before.Diff(killed))
+	}
+	if !slices.Contains(killed.Namespaces, ready["netns"]) {
+		t.Fatalf("namespace %s is gone after SIGKILL, so the repair is not tested", ready["netns"])
+	}
+	if killed.Sysctls[heldSysctl] != ready["value"] {
+		t.Fatalf("%s is %s after SIGKILL, not the helper's %s, so the repair is not tested", heldSysctl, killed.Sysctls[heldSysctl], ready["value"])
+	}
+	if _, err := os.Stat(filepath.Join(bpf.StateDir, fmt.Sprintf("journal-%d.json", pid))); err != nil {
+		t.Fatalf("the killed run left no journal: %v", err)
+	}
+	t.Logf("after SIGKILL: %s", before.Diff(killed))
+
+	stdout, stderr, err := runSuite(t, nil, xdpQuick...)
+	if err != nil || !strings.Contains(stdout, "BenchmarkXDP/prog=drop/size=64") {
+		t.Fatalf("the run after the killed one failed or has no result: %v\n%s\n%s", err, stdout, stderr)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("bpfbench: repaired: deleted network namespace %s left by killed run pid %d\n", ready["netns"], pid),
+		fmt.Sprintf("bpfbench: repaired: restored %s=%s left as %s by killed run pid %d\n", heldSysctl, ready["was"], ready["value"], pid),
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the next run does not say %q; stderr:\n%s", want, stderr)
+		}
+	}
+	t.Logf("the next run: %s", stderr)
+	requireSameState(t, before)
+	if _, err := os.Stat(filepath.Join(bpf.StateDir, fmt.Sprintf("journal-%d.json", pid))); !os.IsNotExist(err) {
+		t.Errorf("the journal of the killed run is still there after the repair (%v)", err)
+	}
+}
+
+// parseReady reads "READY k=v k=v ...".
+func parseReady(t *testing.T, line string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, f := range strings.Fields(strings.TrimPrefix(line, "READY ")) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			t.Fatalf("bad READY line %q", line)
+		}
+		m[k] = v
+	}
+	for _, k := range []string{"value", "was", "netns"} {
+		if m[k] == "" {
+			t.Fatalf("READY line %q lacks %s", line, k)
+		}
+	}
+	return m
+}
+
+// withoutSuiteLock runs fn without the lock TestMain holds, so that the
+// runs fn starts compete for it as separate runs do, and takes the lock
+// back afterwards, waiting -bpfbench.lockwait. Other bpfbench runs on the
+// machine may take their turn meanwhile. If the lock cannot be taken back
+// the process exits: the remaining tests must not run without it.
+func withoutSuiteLock(t *testing.T, fn func()) {
+	t.Helper()
+	if os.Getenv(bpf.LockFDEnv) != "" {
+		t.Skipf("this run holds a lock its parent passed it (%s): releasing it would not free it", bpf.LockFDEnv)
+	}
+	if bpf.HeldLockFile() == nil {
+		t.Fatal("this process holds no bpfbench lock to release")
+	}
+	suiteUnlock()
+	suiteUnlock = func() {}
+	defer func() {
+		unlock, err := bpf.Lock(*flagLockWait)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bpfbench: %s cannot take back the lock it released: %v; stopping, as the remaining tests must not run without it\n", t.Name(), err)
+			os.Exit(1)
+		}
+		suiteUnlock = unlock
+	}()
+	fn()
+}
+
+// stateWatch records, through inotify, every file created, renamed into or
+// deleted from /run/netns and the journal directory, in the order the
+// kernel saw them: which runs changed host state, and when.
+type stateWatch struct {
+	fd     int
+	dirs   map[int32]string
+	events []string // "create <dir>/<name>" or "delete <dir>/<name>"
+}
+
+func watchState(t *testing.T) *stateWatch {
+	t.Helper()
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &stateWatch{fd: fd, dirs: map[int32]string{}}
+	t.Cleanup(func() { unix.Close(fd) })
+	// /run too: a run that found neither directory would create it.
+	for _, dir := range []string{bpf.NetnsDir, bpf.StateDir, filepath.Dir(bpf.StateDir)} {
+		wd, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE)
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			t.Fatalf("watch %s: %v", dir, err)
+		}
+		w.dirs[int32(wd)] = dir
+	}
+	return w
+}
+
+// read collects the events queued so far.
+func (w *stateWatch) read(t *testing.T) []string {
+	t.Helper()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(w.fd, buf)
+		if err == unix.EAGAIN {
+			return w.events
+		}
+		if err != nil {
+			t.Fatalf("read inotify events: %v", err)
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := string(bytes.TrimRight(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)], "\x00"))
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				t.Fatal("inotify queue overflowed: events lost")
+			}
+			dir := w.dirs[ev.Wd]
+			if dir == "" {
+				continue
+			}
+			if dir == filepath.Dir(bpf.StateDir) && name != filepath.Base(bpf.NetnsDir) && name != filepath.Base(bpf.StateDir) {
+				continue // the rest of /run is not ours
+			}
+			what := "create"
+			if ev.Mask&unix.IN_DELETE != 0 {
+				what = "delete"
+			}
+			w.events = append(w.events, what+" "+filepath.Join(dir, name))
+		}
+	}
+}
+
+// byPID are the events about files process pid names as its own: its
+// namespaces and journal. first is the index of the first in events, or -1.
+func (w *stateWatch) byPID(t *testing.T, pid int) (evs []string, first int) {
+	t.Helper()
+	first = -1
+	for i, e := range w.read(t) {
+		name := filepath.Base(e)
+		switch {
+		case strings.HasPrefix(name, fmt.Sprintf("%s%d-", bpf.NetnsPrefix, pid)),
+			strings.HasPrefix(name, fmt.Sprintf("journal-%d.", pid)),
+			name == "bpfbench" || name == "netns": // a directory created
+			if first < 0 {
+				first = i
+			}
+			evs = append(evs, e)
+		}
+	}
+	return evs, first
+}
+
+// lockFileOpen reports whether process pid has the lock file open: Lock
+// keeps it open while it waits.
+func lockFileOpen(pid int) bool {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && target == filepath.Join(bpf.StateDir, "lock") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestScenarioTwoRuns starts a run (A) that holds the lock and host state,
+// then a second run (B) with -bpfbench.lockwait=1s, which must fail naming
+// A's PID having changed nothing, then a third (C) with a long lockwait,
+// which must wait until A has finished and restored its state, then run.
+func TestScenarioTwoRuns(t *testing.T) {
+	requireRoot(t)
+	before := snapshot(t)
+	withoutSuiteLock(t, func() {
+		a := startChild(t, suiteChildOpts{stdin: true, env: []string{scenarioEnv + "=" + scenarioHold}},
+			"-test.run=^TestScenarioHelper$", fmt.Sprintf("-bpfbench.lockwait=%v", *flagLockWait))
+		ready := parseReady(t, a.waitReady(t))
+		watch := watchState(t)
+		held := snapshot(t)
+		if held.Sysctls[heldSysctl] != ready["value"] || !slices.Contains(held.Namespaces, ready["netns"]) {
+			t.Fatalf("A does not hold what it says (%v): %s", ready, before.Diff(held))
+		}
+
+		b := startChild(t, suiteChildOpts{}, append(slices.Clone(xdpQuick), "-bpfbench.lockwait=1s")...)
+		code := b.wait(t)
+		out, errOut := b.output()
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		switch {
+		case code != 1:
+			t.Errorf("B exited with %d while A held the lock, want 1:\n%s\n%s", code, out, errOut)
+		case len(lines) != 1 || !strings.Contains(errOut, fmt.Sprintf("held by pid %d (", a.pid())) || !strings.Contains(errOut, "gave up after waiting 1s"):
+			t.Errorf("B's error is not one line naming A's pid %d and the wait:\n%s", a.pid(), errOut)
+		}
+		t.Logf("B: exit %d: %s", code, errOut)
+		if evs, _ := watch.byPID(t, b.pid()); len(evs) > 0 {
+			t.Errorf("B, which did not get the lock, changed host state: %v", evs)
+		}
+		if d := held.Diff(snapshot(t)); d != "" {
+			t.Errorf("the machine changed while B tried to run: %s", d)
+		}
+
+		c := startChild(t, suiteChildOpts{}, xdpQuick...)
+		for deadline := time.Now().Add(time.Minute); !lockFileOpen(c.pid()); time.Sleep(10 * time.Millisecond) {
+			if !c.running() || time.Now().After(deadline) {
+				out, errOut := c.output()
+				t.Fatalf("C did not start waiting for the lock (%v):\n%s\n%s", c.err, out, errOut)
+			}
+		}
+		if err := a.stdin.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if code := a.wait(t); code != 0 {
+			out, errOut := a.output()
+			t.Fatalf("A exited with %d:\n%s\n%s", code, out, errOut)
+		}
+		if code := c.wait(t); code != 0 {
+			out, errOut := c.output()
+			t.Fatalf("C, waiting for A, exited with %d:\n%s\n%s", code, out, errOut)
+		}
+		if out, _ := c.output(); !strings.Contains(out, "BenchmarkXDP/prog=drop/size=64") {
+			t.Errorf("C has no result:\n%s", out)
+		}
+		// C changed nothing before A had deleted its journal, the last
+		// thing A does before it lets go of the lock.
+		aDone := slices.Index(watch.read(t), "delete "+filepath.Join(bpf.StateDir, fmt.Sprintf("journal-%d.json", a.pid())))
+		evs, first := watch.byPID(t, c.pid())
+		switch {
+		case aDone < 0:
+			t.Errorf("A's journal was never deleted: %v", watch.events)
+		case first < 0:
+			t.Errorf("C created no namespace or journal: %v", watch.events)
+		case first < aDone:
+			t.Errorf("C changed host state (%v) before A had restored its own (event %d): %v", evs, aDone, watch.events)
+		default:
+			t.Logf("C waited for A: A deleted its journal (event %d: %s), then C made its first change (event %d: %s)",
+				aDone, watch.events[aDone], first, watch.events[first])
+		}
+	})
+	requireSameState(t, before)
+}
+
+// TestScenarioBadFlags passes each suite flag a bad value: the run must exit
+// with status 2 and one line naming the flag and what it accepts, before
+// anything on the system changes. It needs no privilege.
+func TestScenarioBadFlags(t *testing.T) {
+	var before bpf.Snapshot
+	if privileged {
+		before = snapshot(t)
+	}
+	watch := watchState(t)
+	for _, tc := range []struct{ arg, flag string }{
+		{"-bpfbench.cpu=99", "-bpfbench.cpu"},
+		{"-bpfbench.cpu=-5", "-bpfbench.cpu"},
+		{"-bpfbench.cpu=last", "-bpfbench.cpu"},
+		{"-bpfbench.calltime=1ns", "-bpfbench.calltime"},
+		{"-bpfbench.calltime=5s", "-bpfbench.calltime"},
+		{"-bpfbench.calltime=abc", "-bpfbench.calltime"},
+		{"-bpfbench.lockwait=-1s", "-bpfbench.lockwait"},
+		{"-bpfbench.lockwait=", "-bpfbench.lockwait"},
+		{"-bpfbench.interleave=maybe", "-bpfbench.interleave"},
+	} {
+		// Without the lock: a run that got past the flags would wait for
+		// it, not change anything.
+		c := startChild(t, suiteChildOpts{}, "-test.run=^$", "-test.bench=.", "-test.benchtime=1x", tc.arg)
+		code := c.wait(t)
+		out, errOut := c.output()
+		lines := strings.Split(strings.TrimRight(errOut, "\n"), "\n")
+		if code != 2 || out != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "bpfbench: ") ||
+			!strings.Contains(lines[0], tc.flag) || !strings.Contains(lines[0], "want ") {
+			t.Errorf("%s: exit %d, want 2 and one line naming %s and what it accepts; stdout:\n%s\nstderr:\n%s", tc.arg, code, tc.flag, out, errOut)
+			continue
+		}
+		if evs, _ := watch.byPID(t, c.pid()); len(evs) > 0 {
+			t.Errorf("%s: the run changed host state: %v", tc.arg, evs)
+		}
+		t.Logf("%s: exit %d: %s", tc.arg, code, lines[0])
+	}
+	if privileged {
+		requireSameState(t, before)
+	}
+}
+
+// TestScenarioXDPFailure fails the XDP family right after its setup
+// (namespace, programs loaded, one held in the dispatcher): the run fails
+// and leaves nothing behind. TestDispatcherCleanupOnFailure does the same
+// for the dispatcher family at its fullest.
+func TestScenarioXDPFailure(t *testing.T) {
+	requireRoot(t)
+	before := snapshot(t)
+	stdout, stderr, err := runSuite(t, []string{failEnv + "=xdp-setup"}, "-test.run=^$", "-test.bench=^BenchmarkXDP$", "-test.benchtime=1x")
+	if err == nil {
+		t.Fatalf("the run succeeded although told to fail:\n%s", stdout)
+	}
+	if !strings.Contains(stdout+stderr, "failing on purpose at xdp-setup") {
+		t.Fatalf("the run failed, but not where it was told to: %v\n%s\n%s", err, stdout, stderr)
+	}
+	requireSameState(t, before)
+}
+
+// TestScenarioNotRoot runs every test and benchmark as nobody: every
+// benchmark and every test that needs privilege skips saying how to run it,
+// the tests that need none pass, the run succeeds and changes nothing.
+func TestScenarioNotRoot(t *testing.T) {
+	requireRoot(t)
+	before := snapshot(t)
+	// A copy of the binary that nobody may run, in a directory nobody
+	// may enter (t.TempDir's are root's only).
+	dir, err := os.MkdirTemp("", "bpfbench-notroot-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "bench.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nobody := suiteChildOpts{bin: bin, dir: dir, cred: &syscall.Credential{Uid: 65534, Gid: 65534}}
+
+	list := startChild(t, nobody, "-test.list=.")
+	if code := list.wait(t); code != 0 {
+		out, errOut := list.output()
+		t.Fatalf("-test.list as nobody: exit %d:\n%s\n%s", code, out, errOut)
+	}
+	names, _ := list.output()
+
+	c := startChild(t, nobody, "-test.run=.", "-test.bench=.", "-test.benchtime=1x", "-test.v")
+	code := c.wait(t)
+	out, errOut := c.output()
+	if code != 0 {
+		t.Fatalf("the run as nobody exited with %d:\n%s\n%s", code, out, errOut)
+	}
+	if n := strings.Count(errOut, "bpfbench: "+errNotRoot.Error()+"\n"); n != 1 {
+		t.Errorf("stderr says %d times that the suite needs root, want once:\n%s", n, errOut)
+	}
+	passed, skipped, total := 0, 0, 0
+	outLines := strings.Split(out, "\n")
+	for _, name := range strings.Fields(names) {
+		if !strings.HasPrefix(name, "Test") && !strings.HasPrefix(name, "Benchmark") {
+			continue
+		}
+		total++
+		// With -test.v a test's output comes between "=== RUN   <name>"
+		// and "--- <RESULT>: <name> (...)", a benchmark's between "<name>"
+		// and "--- <RESULT>: <name>".
+		result, why := "", ""
+		start := -1
+		for i, l := range outLines {
+			l = strings.TrimSpace(l)
+			if l == "=== RUN   "+name || l == name {
+				start = i
+			}
+			if f := strings.Fields(l); start >= 0 && len(f) >= 3 && f[0] == "---" && f[2] == name {
+				result = f[1]
+				why = strings.TrimSpace(strings.Join(outLines[start+1:i], "\n"))
+				break
+			}
+		}
+		switch {
+		case result == "PASS:" && strings.HasPrefix(name, "Test"):
+			passed++
+		case result == "SKIP:" && strings.Count(why, "\n") == 0 && strings.HasSuffix(why, ": "+errNotRoot.Error()):
+			skipped++
+		case result == "SKIP:" && name == "TestScenarioHelper":
+		default:
+			t.Errorf("%s as nobody: %q %q, want a skip saying %q (or a pass, for a test)", name, result, why, errNotRoot)
+		}
+	}
+	if passed == 0 {
+		t.Errorf("no test passed as nobody; TestScenarioBadFlags needs no privilege:\n%s", out)
+	}
+	t.Logf("as nobody: %d of %d tests and benchmarks skipped saying the suite needs root, %d tests passed", skipped, total, passed)
+	requireSameState(t, before)
+}
+
+// failureLines are the "--- FAIL" lines of go test output and the messages
+// under them.
+func failureLines(out string) string {
+	var b strings.Builder
+	in := false
+	for _, l := range strings.Split(out, "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(t, "--- FAIL"):
+			in = true
+		case in && strings.HasPrefix(l, "    ") && !strings.HasPrefix(t, "---"):
+		default:
+			in = false
+		}
+		if in {
+			b.WriteString(t + "\n")
+		}
+	}
+	return b.String()
+}
+
+// hostDev is what the suite must never change about a host interface.
+type hostDev struct {
+	Name        string
+	Flags       uint32 // administrative: IFF_RUNNING, LOWER_UP and DORMANT left out
+	MTU         int
+	Promisc     int
+	XDPProgID   uint32
+	XDPAttached bool
+	Master      int
+}
+
+func hostDevices(t *testing.T) (devs map[int]hostDev, defaultRoute []int) {
+	t.Helper()
+	links, err := netlink.LinkList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs = map[int]hostDev{}
+	for _, l := range links {
+		a := l.Attrs()
+		d := hostDev{Name: a.Name, Flags: a.RawFlags &^ (unix.IFF_RUNNING | unix.IFF_LOWER_UP | unix.IFF_DORMANT),
+			MTU: a.MTU, Promisc: a.Promisc, Master: a.MasterIndex}
+		if a.Xdp != nil {
+			d.XDPAttached, d.XDPProgID = a.Xdp.Attached, a.Xdp.ProgId
+		}
+		devs[a.Index] = d
+	}
+	routes, err := netlink.RouteList(nil, netlink.FAMILY_ALL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range routes {
+		if r.Dst == nil || r.Dst.IP.IsUnspecified() && isZeroMask(r.Dst.Mask) {
+			if r.LinkIndex > 0 && !slices.Contains(defaultRoute, r.LinkIndex) {
+				defaultRoute = append(defaultRoute, r.LinkIndex)
+			}
+		}
+	}
+	return devs, defaultRoute
+}
+
+func isZeroMask(m net.IPMask) bool {
+	ones, _ := m.Size()
+	return ones == 0
+}
+
+// TestScenarioHostInterfaces runs every benchmark briefly, as CI's smoke run
+// does, and checks that no host interface changed: none gained XDP, none
+// appeared or went away, and the default-route device and eth0 kept their
+// flags, MTU and XDP state.
+func TestScenarioHostInterfaces(t *testing.T) {
+	requireRoot(t)
+	before := snapshot(t)
+	devs, defRoute := hostDevices(t)
+	var watched []string
+	for _, i := range defRoute {
+		watched = append(watched, devs[i].Name)
+	}
+	for _, d := range devs {
+		if d.Name == "eth0" && !slices.Contains(watched, "eth0") {
+			watched = append(watched, "eth0")
+		}
+	}
+	list, stderr, err := runSuite(t, nil, "-test.list=^Benchmark")
+	if err != nil {
+		t.Fatalf("-test.list: %v\n%s", err, stderr)
+	}
+	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench=.", "-test.benchtime=100x", "-test.v")
+	if err != nil {
+		// A measurement that fails its own checks under load is for the
+		// smoke run (make smoke) to report; this test is about what every
+		// family did to the host, so it needs only that every family ran.
+		t.Logf("the smoke run failed (%v); checking the host interfaces anyway. Its failures:\n%s", err, failureLines(stdout))
+	}
+	for _, name := range strings.Fields(list) {
+		ran := false
+		for _, l := range strings.Split(stdout, "\n") {
+			l = strings.TrimSpace(l)
+			ran = ran || strings.HasPrefix(l, name+"/") || l == "--- SKIP: "+name || strings.HasPrefix(l, "--- FAIL: "+name)
+		}
+		if !ran {
+			t.Errorf("%s did not run in the smoke run:\n%s\n%s", name, stdout, stderr)
+		}
+	}
+	after, _ := hostDevices(t)
+	for i, d := range devs {
+		if a, ok := after[i]; !ok {
+			t.Errorf("host device %s went away", d.Name)
+		} else if a != d {
+			t.Errorf("host device %s changed: %+v -> %+v", d.Name, d, a)
+		}
+	}
+	for i, a := range after {
+		if _, ok := devs[i]; !ok {
+			t.Errorf("host device %s appeared: %+v", a.Name, a)
+		}
+	}
+	t.Logf("host devices unchanged, including %v (default route: %v)", watched, defRoute)
+	requireSameState(t, before)
+}
