@@ -35,7 +35,29 @@ type Loop struct {
 	// the dispatcher, 0.3-1.6 ms here). The kernel's timer leaves that cost
 	// out; our clock cannot.
 	KernelClock bool
+	// Iterations, when set, is a global of the program that says how many
+	// times one run repeats the measured work: a driver calling a kernel
+	// function in a bpf_loop. Program types whose test_run runs the
+	// program once per call (raw_tp, syscall) need it. Measure then sets
+	// it to the repetitions and runs test_run once (repeat 0); Runs must
+	// count iterations, and the time per repetition is per iteration. The
+	// kernel does not time such calls: KernelNs stays 0.
+	Iterations *ebpf.Variable
+	// Counters are further run counters Measure checks, such as those of
+	// programs attached to what the loop runs.
+	Counters []Counter
 }
+
+// Counter is a run counter that must advance by PerRepeat for every
+// repetition and by PerCall for every test_run call of a measurement.
+type Counter struct {
+	Name               string
+	Var                *ebpf.Variable
+	PerRepeat, PerCall uint64
+}
+
+// MaxIterations is the most iterations one bpf_loop runs (BPF_MAX_LOOPS).
+const MaxIterations = 1 << 23
 
 // Sample is one measurement of a Loop.
 type Sample struct {
@@ -70,18 +92,50 @@ func threadCPU() int64 {
 	return ts.Nano()
 }
 
-func (l *Loop) runs() (uint64, error) {
-	var n uint64
-	if err := l.Runs.Get(&n); err != nil {
-		return 0, fmt.Errorf("read run counter: %w", err)
+func (l *Loop) runs() ([]uint64, error) {
+	ns := make([]uint64, 1+len(l.Counters))
+	if err := l.Runs.Get(&ns[0]); err != nil {
+		return nil, fmt.Errorf("read run counter: %w", err)
 	}
-	return n, nil
+	for i, c := range l.Counters {
+		if err := c.Var.Get(&ns[i+1]); err != nil {
+			return nil, fmt.Errorf("read run counter %s: %w", c.Name, err)
+		}
+	}
+	return ns, nil
+}
+
+// checkRuns compares the counters' advance over one measurement (a short
+// and a long call) with what repeat asked for.
+func (l *Loop) checkRuns(before, after []uint64, repeat uint32) error {
+	reps := uint64(repeat) + shortRepeat
+	if got := after[0] - before[0]; got != reps {
+		return fmt.Errorf("%w: ran %d times, asked for %d", ErrRunCount, got, reps)
+	}
+	for i, c := range l.Counters {
+		if got, want := after[i+1]-before[i+1], c.PerRepeat*reps+c.PerCall*2; got != want {
+			return fmt.Errorf("%w: %s counted %d runs, want %d (%d per repetition, %d per call)",
+				ErrRunCount, c.Name, got, want, c.PerRepeat, c.PerCall)
+		}
+	}
+	return nil
 }
 
 // call runs the loop once and returns the thread CPU time it took, the
 // kernel's average, and whether the kernel abandoned a loop on EINTR (in
 // which case cilium/ebpf ran the whole loop again and the time is wrong).
 func (l *Loop) call(repeat uint32) (cpu int64, kernelNs uint64, restarted bool, err error) {
+	if l.Iterations != nil {
+		if repeat > MaxIterations {
+			return 0, 0, false, fmt.Errorf("%d iterations: bpf_loop runs at most %d", repeat, MaxIterations)
+		}
+		if err := l.Iterations.Set(repeat); err != nil {
+			return 0, 0, false, fmt.Errorf("set iterations: %w", err)
+		}
+		start := threadCPU()
+		_, err := l.Prog.Run(&ebpf.RunOptions{})
+		return threadCPU() - start, 0, false, err
+	}
 	opts := ebpf.RunOptions{
 		Data:   l.Data,
 		Repeat: repeat,
@@ -136,8 +190,8 @@ func (l *Loop) Measure(repeat uint32) (Sample, error) {
 		if r1 || r2 {
 			continue
 		}
-		if got, want := after-before, uint64(repeat)+shortRepeat; got != want {
-			return s, fmt.Errorf("%w: ran %d times, asked for %d", ErrRunCount, got, want)
+		if err := l.checkRuns(before, after, repeat); err != nil {
+			return s, err
 		}
 		s.Ns = float64(long-short) / float64(repeat-shortRepeat)
 		if l.KernelClock {
