@@ -1,0 +1,851 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"bpfbench/bpf"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/features"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+)
+
+// trampolineProgs are the numbers of fentry/fexit programs attached to one
+// XDP program; the family adds the kernel's cap (trampolineCap).
+var trampolineProgs = []int{1, 2, 4, 8, 16}
+
+// trampolineAttach are the ways programs attach to the XDP program: none
+// (the baseline), fentry, fexit, and both (half of progs each).
+var trampolineAttach = []string{"none", "fentry", "fexit", "both"}
+
+// trampMaxChain is libxdp's limit of programs behind one dispatcher
+// (MAX_DISPATCHER_ACTIONS), the number of stubs in progs/trampoline.c.
+const trampMaxChain = 10
+
+// defaultTrampolineCap is BPF_MAX_TRAMP_LINKS on x86-64
+// (include/linux/bpf.h), for kernels whose BTF does not carry it (it became
+// an enum in Linux 6.4).
+const defaultTrampolineCap = 38
+
+// trampHook is one row of the kernel-function table: a driver program
+// that calls a kernel function in a bpf_loop, and a hook on that function
+// or on a tracepoint it fires.
+type trampHook struct {
+	// target is what the driver calls: helper (bpf_get_numa_node_id, the
+	// selftests' fentry/fexit/kprobe attach point) or kfunc
+	// (bpf_modify_return_test_tp, which fires the bpf_trigger_tp
+	// tracepoint and may be hooked by fmod_ret; Linux 6.10).
+	target string
+	attach string
+	// prog is the hook program in progs/trampoline.c; "" for the baseline.
+	prog string
+	// require skips the row on kernels that lack the hook.
+	require func(tb testing.TB)
+	// link attaches the hook program.
+	link func(p *ebpf.Program) (link.Link, error)
+}
+
+// trampHooks: each target's first row is its baseline.
+var trampHooks = []trampHook{
+	{target: "helper", attach: "none"},
+	{target: "helper", attach: "fentry", prog: "helper_fentry", require: requireTracing, link: attachTracing},
+	{target: "helper", attach: "fexit", prog: "helper_fexit", require: requireTracing, link: attachTracing},
+	{target: "helper", attach: "kprobe", prog: "helper_kprobe", require: requireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
+		return link.Kprobe(trampHelper, p, nil)
+	}},
+	{target: "helper", attach: "kretprobe", prog: "helper_kretprobe", require: requireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
+		return link.Kretprobe(trampHelper, p, nil)
+	}},
+	{target: "helper", attach: "kprobe-multi", prog: "helper_kprobe_multi", link: func(p *ebpf.Program) (link.Link, error) {
+		return link.KprobeMulti(p, link.KprobeMultiOptions{Symbols: []string{trampHelper}})
+	}},
+	{target: "helper", attach: "kretprobe-multi", prog: "helper_kretprobe_multi", link: func(p *ebpf.Program) (link.Link, error) {
+		return link.KretprobeMulti(p, link.KprobeMultiOptions{Symbols: []string{trampHelper}})
+	}},
+	{target: "kfunc", attach: "none"},
+	{target: "kfunc", attach: "rawtp", prog: "kfunc_rawtp", link: func(p *ebpf.Program) (link.Link, error) {
+		return link.AttachRawTracepoint(link.RawTracepointOptions{Name: trampTracepoint, Program: p})
+	}},
+	{target: "kfunc", attach: "tp_btf", prog: "kfunc_tp_btf", link: attachTracing},
+	{target: "kfunc", attach: "tp", prog: "kfunc_tp", link: attachPerfTracepoint},
+	{target: "kfunc", attach: "fmod_ret", prog: "kfunc_fmod_ret", require: requireTracing, link: attachTracing},
+}
+
+const (
+	trampHelper          = "bpf_get_numa_node_id"
+	trampTracepoint      = "bpf_trigger_tp"
+	trampTracepointGroup = "bpf_test_run"
+)
+
+// trampDrivers are the driver program of each trampHook target.
+var trampDrivers = map[string]string{"helper": "drive_helper", "kfunc": "drive_kfunc"}
+
+// BenchmarkTrampoline answers: what does a BPF trampoline cost the code it
+// hooks, and how does it compare with the other ways to hook a kernel
+// function?
+//
+//   - target=xdp/attach=fentry|fexit|both/progs=N: N tracing programs
+//     attached through the trampoline the kernel builds for an XDP program
+//     (Linux 5.5), against attach=none, the same program unhooked; up to
+//     BPF_MAX_TRAMP_LINKS, the kernel's cap per target. delta-ns/prog is
+//     the increment per attached program.
+//   - target=xdp/attach=freplace/chain=N: libxdp's multi-program attach,
+//     a dispatcher program calling N global functions that freplace (Linux
+//     5.6) replaced with small XDP programs, against attach=inline/chain=N,
+//     the same work in one program. delta-ns/prog is the cost per link.
+//   - target=helper|kfunc/attach=...: the kernel selftests' trigger
+//     benchmark. A raw_tp driver run by test_run calls a kernel function in
+//     a bpf_loop (bpf_get_numa_node_id, or bpf_modify_return_test_tp which
+//     fires the bpf_trigger_tp tracepoint); ns/op is per call, and
+//     delta-ns/op what the hook adds to each: fentry, fexit, fmod_ret
+//     (trampolines), kprobe and kretprobe (ftrace-based kprobes),
+//     kprobe-multi and kretprobe-multi (fprobe), rawtp, tp_btf and tp
+//     (tracepoints: raw, BTF-typed, perf). The hook is attached and
+//     detached between rounds, so baseline and hook alternate.
+//
+// Each hook is checked to have run once per call (per attached program for
+// the XDP rows), and the baselines not to have run any.
+func BenchmarkTrampoline(b *testing.B) {
+	f := newTrampolineFamily(b)
+	b.Run("target=xdp/attach=none/progs=0", func(b *testing.B) {
+		bpf.Bench(b, f.xdpLoop(f.core.Target, 0), nil, benchOptions())
+	})
+	for _, attach := range trampolineAttach[1:] {
+		for _, n := range append(trampolineProgs, trampolineCap()) {
+			if attach == "both" && n%2 != 0 {
+				continue
+			}
+			b.Run(fmt.Sprintf("target=xdp/attach=%s/progs=%d", attach, n), func(b *testing.B) {
+				f.benchXDPHooks(b, attach, n)
+			})
+		}
+	}
+	for n := 1; n <= trampMaxChain; n++ {
+		for _, attach := range []string{"inline", "freplace"} {
+			b.Run(fmt.Sprintf("target=xdp/attach=%s/chain=%d", attach, n), func(b *testing.B) {
+				f.benchChain(b, attach, n)
+			})
+		}
+	}
+	for _, h := range trampHooks {
+		b.Run(fmt.Sprintf("target=%s/attach=%s", h.target, h.attach), func(b *testing.B) {
+			f.benchKernelHook(b, h)
+		})
+	}
+}
+
+// trampolineFamily holds what every row shares: the collection spec, the
+// global counters (one .bss map every program of the family uses), and
+// the unhooked XDP program, held in the dispatcher.
+type trampolineFamily struct {
+	spec *ebpf.CollectionSpec
+	core struct {
+		Bss        *ebpf.Map      `ebpf:".bss"`
+		Target     *ebpf.Program  `ebpf:"target"`
+		Runs       *ebpf.Variable `ebpf:"runs"`
+		HookRuns   *ebpf.Variable `ebpf:"hook_runs"`
+		ChainRuns  *ebpf.Variable `ebpf:"chain_runs"`
+		Calls      *ebpf.Variable `ebpf:"calls"`
+		Iterations *ebpf.Variable `ebpf:"iterations"`
+	}
+	holder *bpf.Holder
+	frame  []byte
+}
+
+func newTrampolineFamily(tb testing.TB) *trampolineFamily {
+	tb.Helper()
+	requireRoot(tb)
+	f := &trampolineFamily{}
+	var err error
+	if f.spec, err = bpf.LoadTrampoline(); err != nil {
+		tb.Fatal(err)
+	}
+	bpf.Require(tb, f.spec.LoadAndAssign(&f.core, nil), "load the trampoline family's XDP program")
+	tb.Cleanup(func() {
+		f.core.Target.Close()
+		f.core.Bss.Close()
+	})
+	if f.frame, err = bpf.UDPFrame(64); err != nil {
+		tb.Fatal(err)
+	}
+	f.holder = bpf.NewHolder(tb, bpf.NewNetns(tb), f.core.Target)
+	return f
+}
+
+// load loads a fresh copy of program name, sharing the family's counters.
+// edit may change the spec first (attach target, constants).
+func (f *trampolineFamily) load(tb testing.TB, name string, edit func(*ebpf.CollectionSpec)) *ebpf.Program {
+	tb.Helper()
+	p, err := f.tryLoad(name, edit)
+	requireLoaded(tb, err, f.spec.Programs[name])
+	tb.Cleanup(func() { p.Close() })
+	return p
+}
+
+func (f *trampolineFamily) tryLoad(name string, edit func(*ebpf.CollectionSpec)) (*ebpf.Program, error) {
+	cs := f.spec.Copy()
+	for n := range cs.Programs {
+		if n != name {
+			delete(cs.Programs, n)
+		}
+	}
+	if edit != nil {
+		edit(cs)
+	}
+	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{
+		MapReplacements: map[string]*ebpf.Map{".bss": f.core.Bss},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load %s (%s): %w", name, cs.Programs[name].SectionName, err)
+	}
+	defer coll.Close()
+	return coll.DetachProgram(name), nil
+}
+
+// xdpLoop is the test_run loop of XDP program p, held in the dispatcher,
+// whose hooks must run hooks times per run.
+func (f *trampolineFamily) xdpLoop(p *ebpf.Program, hooks uint64) *bpf.Loop {
+	return &bpf.Loop{
+		Prog: p, Data: f.frame, Runs: f.core.Runs, Prepare: f.holder.Held(p),
+		Counters: []bpf.Counter{{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: hooks}},
+	}
+}
+
+// benchXDPHooks attaches n fentry/fexit programs to a fresh copy of the XDP
+// program and measures it against the unhooked one.
+func (f *trampolineFamily) benchXDPHooks(b *testing.B, attach string, n int) {
+	requireTracing(b)
+	tgt := f.load(b, "target", nil)
+	// Cleanups run last-registered first: the hooks go, then the held
+	// program is switched back, then tgt is closed.
+	b.Cleanup(func() {
+		if err := f.holder.Hold(f.core.Target); err != nil {
+			b.Error(err)
+		}
+	})
+	for i := range n {
+		prog := "on_entry"
+		if attach == "fexit" || (attach == "both" && i >= n/2) {
+			prog = "on_exit"
+		}
+		// A fresh program per attachment: one whose target is a BPF
+		// program cannot be attached again once its link is closed.
+		p := f.load(b, prog, func(cs *ebpf.CollectionSpec) {
+			cs.Programs[prog].AttachTarget = tgt
+			cs.Programs[prog].AttachTo = "target"
+		})
+		l, err := link.AttachTracing(link.TracingOptions{Program: p})
+		bpf.Require(b, err, fmt.Sprintf("attach %s program %d of %d to an XDP program", prog, i+1, n))
+		b.Cleanup(func() { l.Close() })
+	}
+	failpoint(b, "trampoline-attached")
+	r := bpf.Bench(b, f.xdpLoop(tgt, uint64(n)), f.xdpLoop(f.core.Target, 0), benchOptions())
+	reportPerTrampProg(b, r, n)
+}
+
+// benchChain measures a dispatcher whose n stubs freplace replaced
+// (attach=freplace) or one program doing the same work (attach=inline).
+func (f *trampolineFamily) benchChain(b *testing.B, attach string, n int) {
+	// The inline rows are the freplace rows' baselines: without freplace
+	// they answer nothing BenchmarkXDP does not.
+	requireTracing(b)
+	setN := func(cs *ebpf.CollectionSpec) {
+		if err := cs.Variables["num_progs"].Set(uint32(n)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Cleanup(func() {
+		if err := f.holder.Hold(f.core.Target); err != nil {
+			b.Error(err)
+		}
+	})
+	single := f.load(b, "single", setN)
+	loop := func(p *ebpf.Program) *bpf.Loop {
+		l := f.xdpLoop(p, 0)
+		l.Counters = append(l.Counters, bpf.Counter{Name: "chain_runs", Var: f.core.ChainRuns, PerRepeat: uint64(n)})
+		return l
+	}
+	if attach == "inline" {
+		bpf.Bench(b, loop(single), nil, benchOptions())
+		return
+	}
+	disp := f.load(b, "dispatcher", setN)
+	for i := range n {
+		stub := fmt.Sprintf("prog%d", i)
+		p := f.load(b, "chained", func(cs *ebpf.CollectionSpec) {
+			cs.Programs["chained"].AttachTarget = disp
+			cs.Programs["chained"].AttachTo = stub
+		})
+		l, err := link.AttachFreplace(nil, "", p)
+		bpf.Require(b, err, "freplace "+stub)
+		b.Cleanup(func() { l.Close() })
+	}
+	failpoint(b, "trampoline-attached")
+	r := bpf.Bench(b, loop(disp), loop(single), benchOptions())
+	reportPerTrampProg(b, r, n)
+}
+
+// reportPerTrampProg reports the delta per attached program.
+func reportPerTrampProg(b *testing.B, r bpf.Result, n int) {
+	if r.HaveDelta {
+		b.ReportMetric(r.Delta/float64(n), "delta-ns/prog")
+	}
+}
+
+// trampHookSwitch attaches and detaches one kernel hook; attach loads a fresh
+// program each time (see benchXDPHooks), so it also works where a program
+// cannot be attached twice.
+type trampHookSwitch struct {
+	load func() (*ebpf.Program, error)
+	link func(*ebpf.Program) (link.Link, error)
+	p    *ebpf.Program
+	l    link.Link
+}
+
+func (h *trampHookSwitch) attach() error {
+	if h.l != nil {
+		return nil
+	}
+	p, err := h.load()
+	if err != nil {
+		return err
+	}
+	l, err := h.link(p)
+	if err != nil {
+		p.Close()
+		return err
+	}
+	h.p, h.l = p, l
+	return nil
+}
+
+func (h *trampHookSwitch) detach() error {
+	if h.l == nil {
+		return nil
+	}
+	err := h.l.Close()
+	h.p.Close()
+	h.p, h.l = nil, nil
+	if err != nil {
+		return fmt.Errorf("detach hook: %w", err)
+	}
+	return nil
+}
+
+// benchKernelHook measures the driver of h.target with and without h.
+func (f *trampolineFamily) benchKernelHook(b *testing.B, h trampHook) {
+	drv := f.driver(b, h.target)
+	loop := func(hooks uint64, prepare func() error) *bpf.Loop {
+		return &bpf.Loop{
+			Prog: drv, Runs: f.core.Calls, Iterations: f.core.Iterations, Prepare: prepare,
+			Counters: []bpf.Counter{
+				{Name: "driver runs", Var: f.core.Runs, PerCall: 1},
+				{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: hooks},
+			},
+		}
+	}
+	if h.prog == "" {
+		bpf.Bench(b, loop(0, nil), nil, benchOptions())
+		return
+	}
+	if h.require != nil {
+		h.require(b)
+	}
+	// One load first, to tell a refused or unsupported load from a
+	// failing one before anything is attached.
+	f.load(b, h.prog, nil)
+	sw := &trampHookSwitch{load: func() (*ebpf.Program, error) { return f.tryLoad(h.prog, nil) }, link: h.link}
+	b.Cleanup(func() {
+		if err := sw.detach(); err != nil {
+			b.Error(err)
+		}
+	})
+	bpf.Require(b, sw.attach(), fmt.Sprintf("attach %s (%s)", h.prog, h.attach))
+	failpoint(b, "trampoline-attached")
+	bpf.Bench(b, loop(1, sw.attach), loop(0, sw.detach), benchOptions())
+}
+
+// driver loads the driver program that calls target.
+func (f *trampolineFamily) driver(tb testing.TB, target string) *ebpf.Program {
+	tb.Helper()
+	requireRoot(tb)
+	bpf.Require(tb, features.HaveProgramHelper(ebpf.RawTracepoint, asm.FnLoop), "bpf_loop in a raw_tp program (Linux 5.17)")
+	return f.load(tb, trampDrivers[target], nil)
+}
+
+// errRefused marks a program load the kernel refused before verifying the
+// program: a policy of this machine, not a missing feature.
+var errRefused = errors.New("the kernel refused the load before verification (host policy), not a missing feature")
+
+// classifyLoad tells apart the ways a load fails: errRefused when the
+// kernel said EPERM without running the verifier (empty log; as root,
+// with memory accounted by cgroup since Linux 5.11, RLIMIT_MEMLOCK is not
+// the cause), ebpf.ErrNotSupported when the kernel lacks the program type
+// or what it attaches to, and the error itself otherwise.
+func classifyLoad(err error, ps *ebpf.ProgramSpec) error {
+	if err == nil || errors.Is(err, ebpf.ErrNotSupported) {
+		return err
+	}
+	var ve *ebpf.VerifierError
+	if errors.Is(err, unix.EPERM) && !(errors.As(err, &ve) && len(ve.Log) > 0) {
+		return fmt.Errorf("%s program %s: EPERM with an empty verifier log: %w", progTypeName(ps), ps.SectionName, errRefused)
+	}
+	return err
+}
+
+// requireLoaded skips tb when the kernel refused or cannot load ps, and
+// fails it on any other error.
+func requireLoaded(tb testing.TB, err error, ps *ebpf.ProgramSpec) {
+	tb.Helper()
+	err = classifyLoad(err, ps)
+	if errors.Is(err, errRefused) {
+		tb.Skip(err)
+	}
+	bpf.Require(tb, err, "load "+ps.SectionName)
+}
+
+// progTypeName is the kernel's name for ps's program type.
+func progTypeName(ps *ebpf.ProgramSpec) string {
+	switch ps.Type {
+	case ebpf.Tracing:
+		return "BPF_PROG_TYPE_TRACING"
+	case ebpf.Extension:
+		return "BPF_PROG_TYPE_EXT"
+	case ebpf.LSM:
+		return "BPF_PROG_TYPE_LSM"
+	case ebpf.RawTracepoint:
+		return "BPF_PROG_TYPE_RAW_TRACEPOINT"
+	case ebpf.Kprobe:
+		return "BPF_PROG_TYPE_KPROBE"
+	case ebpf.TracePoint:
+		return "BPF_PROG_TYPE_TRACEPOINT"
+	case ebpf.XDP:
+		return "BPF_PROG_TYPE_XDP"
+	}
+	return ps.Type.String()
+}
+
+// tracingProbe is the error of loading a trivial fentry program, probed
+// once: every trampoline row (fentry, fexit, fmod_ret, freplace) skips on
+// it before setting anything up.
+var tracingProbe = sync.OnceValue(func() error {
+	ps := &ebpf.ProgramSpec{
+		Name: "bpfbench_probe", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFEntry,
+		AttachTo: trampHelper, SectionName: "fentry/" + trampHelper,
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
+		License:      "GPL",
+	}
+	p, err := ebpf.NewProgram(ps)
+	if err != nil {
+		return classifyLoad(err, ps)
+	}
+	return p.Close()
+})
+
+// requireTracing skips tb when this kernel cannot load tracing programs.
+func requireTracing(tb testing.TB) {
+	tb.Helper()
+	requireRoot(tb)
+	err := tracingProbe()
+	if errors.Is(err, errRefused) {
+		tb.Skipf("no trampolines (fentry, fexit, fmod_ret, freplace) here: the probe load of a %v", err)
+	}
+	bpf.Require(tb, err, "load an fentry program")
+}
+
+// kprobePMU exists when the kernel has kprobe events (CONFIG_KPROBE_EVENTS),
+// which BPF kprobes attach through.
+const kprobePMU = "/sys/bus/event_source/devices/kprobe"
+
+func requireKprobes(tb testing.TB) {
+	tb.Helper()
+	if _, err := os.Stat(kprobePMU); errors.Is(err, fs.ErrNotExist) {
+		tb.Skipf("kprobes not built into this kernel (no %s)", kprobePMU)
+	}
+}
+
+func attachTracing(p *ebpf.Program) (link.Link, error) {
+	return link.AttachTracing(link.TracingOptions{Program: p})
+}
+
+// attachPerfTracepoint attaches p to bpf_test_run/bpf_trigger_tp through
+// a perf event and a BPF link, as libbpf does since Linux 5.15.
+func attachPerfTracepoint(p *ebpf.Program) (link.Link, error) {
+	id, err := tracepointID(trampTracepointGroup, trampTracepoint)
+	if err != nil {
+		return nil, err
+	}
+	attr := unix.PerfEventAttr{
+		Type:        unix.PERF_TYPE_TRACEPOINT,
+		Config:      id,
+		Sample_type: unix.PERF_SAMPLE_RAW,
+		Sample:      1,
+		Wakeup:      1,
+	}
+	fd, err := unix.PerfEventOpen(&attr, -1, 0, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("perf_event_open tracepoint %s/%s: %w", trampTracepointGroup, trampTracepoint, err)
+	}
+	l, err := link.AttachRawLink(link.RawLinkOptions{Target: fd, Program: p, Attach: ebpf.AttachPerfEvent})
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("link perf event: %w", err)
+	}
+	return &perfLink{RawLink: l, fd: fd}, nil
+}
+
+// perfLink closes its perf event with the link.
+type perfLink struct {
+	*link.RawLink
+	fd int
+}
+
+func (l *perfLink) Close() error {
+	err := l.RawLink.Close()
+	if cerr := unix.Close(l.fd); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+var tracepointIDs sync.Map
+
+// tracepointID reads the ID of a tracepoint from tracefs. Where tracefs is
+// not mounted, it mounts it in a private mount namespace of a thread that
+// ends right after, so the host's mounts never change.
+func tracepointID(group, name string) (uint64, error) {
+	key := group + "/" + name
+	if id, ok := tracepointIDs.Load(key); ok {
+		return id.(uint64), nil
+	}
+	rel := filepath.Join("events", group, name, "id")
+	read := func(dir string) (uint64, error) {
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			return 0, err
+		}
+		return strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	}
+	id, err := read("/sys/kernel/tracing")
+	if errors.Is(err, fs.ErrNotExist) {
+		id, err = read("/sys/kernel/debug/tracing")
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		id, err = inPrivateMounts(func() (uint64, error) {
+			if err := unix.Mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, ""); err != nil {
+				return 0, fmt.Errorf("mount tracefs in a private mount namespace: %w", err)
+			}
+			return read("/sys/kernel/tracing")
+		})
+	}
+	if err != nil {
+		return 0, fmt.Errorf("tracepoint %s: %w", key, err)
+	}
+	tracepointIDs.Store(key, id)
+	return id, nil
+}
+
+// inPrivateMounts runs fn on a thread with its own mount namespace, in
+// which no mount propagates back, and lets the thread end afterwards.
+func inPrivateMounts(fn func() (uint64, error)) (uint64, error) {
+	type result struct {
+		id  uint64
+		err error
+	}
+	ch := make(chan result)
+	go func() {
+		// Never unlocked: the thread exits with this goroutine, and its
+		// mount namespace with it.
+		runtime.LockOSThread()
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			ch <- result{err: fmt.Errorf("unshare mount namespace: %w", err)}
+			return
+		}
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			ch <- result{err: fmt.Errorf("make mounts private: %w", err)}
+			return
+		}
+		id, err := fn()
+		ch <- result{id, err}
+	}()
+	r := <-ch
+	return r.id, r.err
+}
+
+// trampolineCap is how many programs the kernel links to one trampoline
+// (BPF_MAX_TRAMP_LINKS: fentry, fexit and fmod_ret together), read from
+// the kernel's BTF where it is an enum, else the x86-64 value.
+var trampolineCap = sync.OnceValue(func() int {
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		return defaultTrampolineCap
+	}
+	for typ, err := range spec.All() {
+		if err != nil {
+			break
+		}
+		e, ok := typ.(*btf.Enum)
+		if !ok {
+			continue
+		}
+		for _, v := range e.Values {
+			if v.Name == "BPF_MAX_TRAMP_LINKS" {
+				return int(v.Value)
+			}
+		}
+	}
+	return defaultTrampolineCap
+})
+
+// TestTrampolineClassifyLoad: only EPERM without a verifier log is taken
+// for a refusal; a missing feature and every other error keep their kind.
+func TestTrampolineClassifyLoad(t *testing.T) {
+	ps := &ebpf.ProgramSpec{Type: ebpf.Tracing, SectionName: "fentry/" + trampHelper}
+	for _, tc := range []struct {
+		name                 string
+		err                  error
+		refused, unsupported bool
+	}{
+		{"eperm, no log", fmt.Errorf("load program: %w (MEMLOCK may be too low)", unix.EPERM), true, false},
+		{"eperm, verifier log", &ebpf.VerifierError{Cause: unix.EPERM, Log: []string{"0: (b7) r0 = 0", "R1 is invalid"}}, false, false},
+		{"eperm, empty verifier log", &ebpf.VerifierError{Cause: unix.EPERM}, true, false},
+		{"not supported", fmt.Errorf("load: %w", ebpf.ErrNotSupported), false, true},
+		{"einval", fmt.Errorf("load: %w", unix.EINVAL), false, false},
+	} {
+		got := classifyLoad(tc.err, ps)
+		if errors.Is(got, errRefused) != tc.refused || errors.Is(got, ebpf.ErrNotSupported) != tc.unsupported {
+			t.Errorf("%s: classified as %v; want refused=%v unsupported=%v", tc.name, got, tc.refused, tc.unsupported)
+		}
+		if tc.refused && !strings.Contains(got.Error(), "BPF_PROG_TYPE_TRACING program fentry/"+trampHelper+": EPERM") {
+			t.Errorf("%s: %q does not name the program type, the program and the errno", tc.name, got)
+		}
+		if !tc.refused && !errors.Is(got, tc.err) {
+			t.Errorf("%s: classifyLoad changed the error to %v", tc.name, got)
+		}
+	}
+	if classifyLoad(nil, ps) != nil {
+		t.Error("classifyLoad(nil) is not nil")
+	}
+}
+
+// TestTrampolineDriverCounts runs the kernel-function driver as the
+// benchmark does: it must call its function once per iteration asked for,
+// run once per test_run call, and a hook count that cannot be right must
+// fail the measurement.
+func TestTrampolineDriverCounts(t *testing.T) {
+	f := newTrampolineFamily(t)
+	drv := f.driver(t, "helper")
+	loop := &bpf.Loop{
+		Prog: drv, Runs: f.core.Calls, Iterations: f.core.Iterations,
+		Counters: []bpf.Counter{{Name: "driver runs", Var: f.core.Runs, PerCall: 1}},
+	}
+	err := bpf.Pinned(benchOptions().CPU, func() error {
+		s, err := loop.Measure(100_000)
+		if err != nil {
+			return err
+		}
+		if s.Ns <= 0 || s.KernelNs != 0 {
+			t.Errorf("sample %+v: want a positive time per call and no kernel time", s)
+		}
+		// No hook is attached: claiming one must fail.
+		loop.Counters = append(loop.Counters, bpf.Counter{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: 1})
+		if _, err := loop.Measure(1000); !errors.Is(err, bpf.ErrRunCount) {
+			t.Errorf("a hook that never ran passed the run count check: %v", err)
+		}
+		if _, err := loop.Measure(bpf.MaxIterations + 1); err == nil {
+			t.Error("more iterations than bpf_loop runs passed")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrampolineCap: the kernel links BPF_MAX_TRAMP_LINKS programs to one
+// trampoline, runs every one of them, and refuses one more with E2BIG.
+func TestTrampolineCap(t *testing.T) {
+	requireTracing(t)
+	f := newTrampolineFamily(t)
+	tgt := f.load(t, "target", nil)
+	n := trampolineCap()
+	for i := 0; i <= n; i++ {
+		prog := "on_entry"
+		if i%2 == 1 {
+			prog = "on_exit"
+		}
+		p := f.load(t, prog, func(cs *ebpf.CollectionSpec) {
+			cs.Programs[prog].AttachTarget = tgt
+			cs.Programs[prog].AttachTo = "target"
+		})
+		l, err := link.AttachTracing(link.TracingOptions{Program: p})
+		if err == nil {
+			t.Cleanup(func() { l.Close() })
+		}
+		switch {
+		case i < n && err != nil:
+			t.Fatalf("attach program %d of %d: %v", i+1, n, err)
+		case i == n && !errors.Is(err, unix.E2BIG):
+			t.Fatalf("attach program %d past the cap of %d: got %v, want E2BIG", i+1, n, err)
+		}
+	}
+	var before, after uint64
+	if err := f.core.HookRuns.Get(&before); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tgt.Test(f.frame); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.core.HookRuns.Get(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after-before != uint64(n) {
+		t.Errorf("one run of the hooked program ran %d hooks, want %d", after-before, n)
+	}
+}
+
+// TestTrampolineFreplaceChain checks the dispatcher's semantics, libxdp's:
+// each replaced stub runs its program and the chain goes on on XDP_PASS; a
+// stub nothing replaced returns the dispatcher's own value and the chain
+// goes on too; the inlined program does the same work.
+func TestTrampolineFreplaceChain(t *testing.T) {
+	requireTracing(t)
+	f := newTrampolineFamily(t)
+	const stubs, replaced = 4, 3
+	setN := func(cs *ebpf.CollectionSpec) {
+		if err := cs.Variables["num_progs"].Set(uint32(stubs)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	disp := f.load(t, "dispatcher", setN)
+	for i := range replaced {
+		stub := fmt.Sprintf("prog%d", i)
+		p := f.load(t, "chained", func(cs *ebpf.CollectionSpec) {
+			cs.Programs["chained"].AttachTarget = disp
+			cs.Programs["chained"].AttachTo = stub
+		})
+		l, err := link.AttachFreplace(nil, "", p)
+		if err != nil {
+			t.Fatalf("freplace %s: %v", stub, err)
+		}
+		t.Cleanup(func() { l.Close() })
+	}
+	single := f.load(t, "single", setN)
+	for _, tc := range []struct {
+		name  string
+		p     *ebpf.Program
+		chain uint64
+	}{{"dispatcher", disp, replaced}, {"single", single, stubs}} {
+		var before, after uint64
+		if err := f.core.ChainRuns.Get(&before); err != nil {
+			t.Fatal(err)
+		}
+		ret, _, err := tc.p.Test(f.frame)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.core.ChainRuns.Get(&after); err != nil {
+			t.Fatal(err)
+		}
+		if ret != 2 || after-before != tc.chain { // XDP_PASS
+			t.Errorf("%s returned %d and ran %d chained programs, want 2 (XDP_PASS) and %d", tc.name, ret, after-before, tc.chain)
+		}
+	}
+}
+
+// trampolinePrograms counts the loaded programs that belong to this family
+// (the kernel keeps the first 15 characters of a name).
+func trampolinePrograms(t *testing.T) int {
+	t.Helper()
+	spec, err := bpf.LoadTrampoline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for name := range spec.Programs {
+		names[name[:min(len(name), unix.BPF_OBJ_NAME_LEN-1)]] = true
+	}
+	n := 0
+	var id ebpf.ProgramID
+	for {
+		id, err = ebpf.ProgramGetNextID(id)
+		if errors.Is(err, os.ErrNotExist) {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ebpf.NewProgramFromID(id)
+		if err != nil {
+			continue // unloaded meanwhile
+		}
+		if info, err := p.Info(); err == nil && names[info.Name] {
+			n++
+		}
+		p.Close()
+	}
+}
+
+// requireNoTrampolinePrograms fails unless the family's programs are gone
+// (they are freed when their last descriptor closes, which for an exited
+// child can take a moment).
+func requireNoTrampolinePrograms(t *testing.T) {
+	t.Helper()
+	requireSameState(t, snapshot(t)) // waits for the exited child's objects
+	if n := trampolinePrograms(t); n != 0 {
+		t.Fatalf("%d programs of the trampoline family are still loaded", n)
+	}
+}
+
+// TestTrampolineLeavesNothing runs every row once, as a user would, and
+// checks that no link, namespace, XDP attachment or program of the family
+// is left.
+func TestTrampolineLeavesNothing(t *testing.T) {
+	requireRoot(t)
+	before := snapshot(t)
+	if n := trampolinePrograms(t); n != 0 {
+		t.Fatalf("%d programs of the trampoline family are loaded before the run", n)
+	}
+	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench=^BenchmarkTrampoline$", "-test.benchtime=1x")
+	if err != nil {
+		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "BenchmarkTrampoline/target=xdp/attach=none/progs=0") {
+		t.Fatalf("the baseline did not run:\n%s", stdout)
+	}
+	requireSameState(t, before)
+	requireNoTrampolinePrograms(t)
+}
+
+// TestTrampolineCleanupOnFailure fails every row of the family once its
+// hooks are attached and checks that nothing is left.
+func TestTrampolineCleanupOnFailure(t *testing.T) {
+	requireRoot(t)
+	before := snapshot(t)
+	stdout, stderr, err := runSuite(t, []string{failEnv + "=trampoline-attached"},
+		"-test.run=^$", "-test.bench=^BenchmarkTrampoline$", "-test.benchtime=1x", "-test.v")
+	if err == nil {
+		// Fine only if no row could attach anything here.
+		if strings.Contains(stdout, "delta-ns/op") {
+			t.Fatalf("the run succeeded although told to fail once attached:\n%s", stdout)
+		}
+		t.Skipf("no hook could be attached on this kernel, so no row reached the failure point:\n%s", stdout)
+	}
+	if !strings.Contains(stdout+stderr, "failing on purpose at trampoline-attached") {
+		t.Fatalf("the run failed, but not where it was told to: %v\n%s\n%s", err, stdout, stderr)
+	}
+	requireSameState(t, before)
+	requireNoTrampolinePrograms(t)
+}
