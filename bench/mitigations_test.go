@@ -1,0 +1,732 @@
+package bench
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"bpfbench/bpf"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+)
+
+const hardenSysctl = "net.core.bpf_jit_harden"
+
+// hardenLevels are the values of net.core.bpf_jit_harden: 0 off, 1 for
+// programs loaded without CAP_BPF only, 2 for every program.
+var hardenLevels = []string{"0", "1", "2"}
+
+// mitigationVariant is one row of the family: the toggles a loop runs
+// with. The zero value but for prog is the baseline.
+type mitigationVariant struct {
+	prog   string // an xdp.c program
+	stats  bool
+	harden string // "0", "1" or "2": the level the program was loaded at
+	spec   *specControl
+}
+
+func (v mitigationVariant) name() string {
+	stats, spec := "off", "none"
+	if v.stats {
+		stats = "on"
+	}
+	if v.spec != nil {
+		spec = v.spec.name
+	}
+	return fmt.Sprintf("prog=%s/stats=%s/harden=%s/spec=%s", v.prog, stats, v.harden, spec)
+}
+
+// specControl is a per-task speculation control of prctl(2)
+// PR_SET_SPECULATION_CTRL.
+type specControl struct {
+	name  string // the variant's spec= value
+	which int    // PR_SPEC_*
+	cname string // the constant, for messages
+	boot  string // the boot option that offers it per task
+}
+
+var specControls = []*specControl{
+	// STIBP for the task (and IBPB when switching to it): indirect branch
+	// prediction no longer shared with the sibling thread.
+	{"indirect-branch", unix.PR_SPEC_INDIRECT_BRANCH, "PR_SPEC_INDIRECT_BRANCH", "spectre_v2_user=prctl|seccomp"},
+	// SSBD while the task runs, kernel code included: loads wait for
+	// older stores' addresses.
+	{"store-bypass", unix.PR_SPEC_STORE_BYPASS, "PR_SPEC_STORE_BYPASS", "spec_store_bypass_disable=prctl|seccomp"},
+}
+
+// mitigationVariants: baseline first, then one toggle at a time. parse gets
+// the hardening levels only: stats and speculation controls cost the same
+// whatever the program does, constant blinding grows with its constants.
+func mitigationVariants() []mitigationVariant {
+	vs := []mitigationVariant{
+		{prog: "drop", harden: "0"},
+		{prog: "drop", harden: "0", stats: true},
+		{prog: "drop", harden: "1"},
+		{prog: "drop", harden: "2"},
+	}
+	for _, c := range specControls {
+		vs = append(vs, mitigationVariant{prog: "drop", harden: "0", spec: c})
+	}
+	return append(vs,
+		mitigationVariant{prog: "parse", harden: "0"},
+		mitigationVariant{prog: "parse", harden: "1"},
+		mitigationVariant{prog: "parse", harden: "2"},
+	)
+}
+
+// mitigationsFamily holds one copy of the xdp.c programs per hardening
+// level, loaded with net.core.bpf_jit_harden at that level, and one more,
+// loaded at 0, that is only ever run with run-time stats on.
+type mitigationsFamily struct {
+	sets   map[string]*bpf.XDPObjects
+	stats  *bpf.XDPObjects
+	sw     *statsSwitch
+	holder *bpf.Holder
+	frame  []byte
+}
+
+func newMitigationsFamily(tb testing.TB) *mitigationsFamily {
+	tb.Helper()
+	requireRoot(tb)
+	f := &mitigationsFamily{sets: map[string]*bpf.XDPObjects{}, sw: &statsSwitch{}}
+	tb.Cleanup(func() {
+		if err := f.sw.set(false); err != nil {
+			tb.Error(err)
+		}
+	})
+	for _, level := range hardenLevels {
+		f.sets[level] = loadHardened(tb, level)
+	}
+	f.stats = loadHardened(tb, "0")
+	var err error
+	if f.frame, err = bpf.UDPFrame(64); err != nil {
+		tb.Fatal(err)
+	}
+	f.holder = bpf.NewHolder(tb, bpf.NewNetns(tb), f.sets["0"].Drop)
+	return f
+}
+
+// loadHardened loads the xdp.c programs with net.core.bpf_jit_harden set to
+// level, and puts the sysctl back before it returns: hardening (constant
+// blinding) happens when the JIT compiles a program, at load, so the
+// programs keep it after the sysctl is restored.
+func loadHardened(tb testing.TB, level string) *bpf.XDPObjects {
+	tb.Helper()
+	objs := new(bpf.XDPObjects)
+	func() {
+		s := &scopedTB{TB: tb}
+		defer s.end()
+		bpf.SetSysctl(s, hardenSysctl, level)
+		blockpoint(tb, "harden-"+level)
+		if err := bpf.LoadXDPObjects(objs, nil); err != nil {
+			tb.Fatalf("load XDP programs with %s=%s: %v", hardenSysctl, level, err)
+		}
+	}()
+	tb.Cleanup(func() { objs.Close() })
+	return objs
+}
+
+// scopedTB runs the cleanups registered through it when end is called, not
+// when the test ends: bpf.SetSysctl for the length of a function.
+type scopedTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (s *scopedTB) Cleanup(f func()) { s.cleanups = append(s.cleanups, f) }
+
+func (s *scopedTB) end() {
+	for i := len(s.cleanups) - 1; i >= 0; i-- {
+		s.cleanups[i]()
+	}
+	s.cleanups = nil
+}
+
+func xdpProg(objs *bpf.XDPObjects, name string) *ebpf.Program {
+	switch name {
+	case "drop":
+		return objs.Drop
+	case "parse":
+		return objs.Parse
+	}
+	panic("the mitigations family has no program " + name)
+}
+
+// objs returns the copy of the programs variant v runs.
+func (f *mitigationsFamily) objs(v mitigationVariant) *bpf.XDPObjects {
+	if v.stats {
+		return f.stats
+	}
+	return f.sets[v.harden]
+}
+
+// loop returns v's test_run loop. Its Prepare, which runs on the measuring
+// thread before each measurement, turns run-time stats on or off as v
+// wants and holds v's program in the dispatcher; spec, when set, runs
+// first, on that thread.
+func (f *mitigationsFamily) loop(v mitigationVariant, spec func() error) *bpf.Loop {
+	objs := f.objs(v)
+	p := xdpProg(objs, v.prog)
+	return &bpf.Loop{Prog: p, Data: f.frame, Runs: objs.Runs, Prepare: func() error {
+		if spec != nil {
+			if err := spec(); err != nil {
+				return err
+			}
+		}
+		if err := f.sw.set(v.stats); err != nil {
+			return err
+		}
+		return f.holder.Hold(p)
+	}}
+}
+
+// statsSwitch turns on the kernel's run-time stats of every BPF program
+// (run_time_ns, run_cnt) by holding a BPF_ENABLE_STATS file descriptor:
+// while any such descriptor is open, each run of a program reads the clock
+// twice and updates per-CPU counters (the bpf_stats_enabled_key static
+// key, 5.8). Closing the descriptor turns them off, and so does the
+// process dying, however it dies: nothing to journal or repair. The other
+// way, the sysctl kernel.bpf_stats_enabled, is a host setting the suite
+// would have to restore; it avoids it.
+type statsSwitch struct{ fd io.Closer }
+
+func (s *statsSwitch) set(on bool) error {
+	if on == (s.fd != nil) {
+		return nil
+	}
+	if on {
+		fd, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+		if err != nil {
+			return fmt.Errorf("enable run-time stats (BPF_ENABLE_STATS): %w", err)
+		}
+		s.fd = fd
+		return nil
+	}
+	err := s.fd.Close()
+	s.fd = nil
+	if err != nil {
+		return fmt.Errorf("close BPF_ENABLE_STATS descriptor: %w", err)
+	}
+	return nil
+}
+
+// progStats is what the kernel's run-time stats say about a program, and
+// what its own run counter says.
+type progStats struct {
+	count, runs uint64
+	runtime     time.Duration
+}
+
+func readProgStats(p *ebpf.Program, runs *ebpf.Variable) (progStats, error) {
+	s, err := p.Stats()
+	if err != nil {
+		return progStats{}, fmt.Errorf("read run-time stats of %v: %w", p, err)
+	}
+	var n uint64
+	if err := runs.Get(&n); err != nil {
+		return progStats{}, fmt.Errorf("read run counter: %w", err)
+	}
+	return progStats{count: s.RunCount, runs: n, runtime: s.Runtime}, nil
+}
+
+// statsWatch records the stats of the loops a measurement runs, to check
+// afterwards that stats were on for exactly the loops that asked for them.
+type statsWatch struct {
+	loops  []*bpf.Loop
+	on     []bool
+	before []progStats
+}
+
+func watchStats(loops []*bpf.Loop, on []bool) (*statsWatch, error) {
+	w := &statsWatch{loops: loops, on: on}
+	for _, l := range loops {
+		s, err := readProgStats(l.Prog, l.Runs)
+		if err != nil {
+			return nil, err
+		}
+		w.before = append(w.before, s)
+	}
+	return w, nil
+}
+
+// check fails unless every run of a loop that wanted stats was counted by
+// them, and no run of any other loop was: stats really were on, and were
+// off while everything else was timed.
+func (w *statsWatch) check() error {
+	for i, l := range w.loops {
+		now, err := readProgStats(l.Prog, l.Runs)
+		if err != nil {
+			return err
+		}
+		b := w.before[i]
+		count, runs, rt := now.count-b.count, now.runs-b.runs, now.runtime-b.runtime
+		switch {
+		case w.on[i] && (count != runs || rt <= 0):
+			return fmt.Errorf("%v ran %d times with run-time stats on, but they counted %d runs in %v", l.Prog, runs, count, rt)
+		case !w.on[i] && count != 0:
+			return fmt.Errorf("%v ran %d times with run-time stats off, but they counted %d runs: "+
+				"stats are on elsewhere (kernel.bpf_stats_enabled, or another process's BPF_ENABLE_STATS descriptor), so nothing here is measured without them",
+				l.Prog, runs, count)
+		}
+	}
+	return nil
+}
+
+func jitedBytes(p *ebpf.Program) (uint32, error) {
+	info, err := p.Info()
+	if err != nil {
+		return 0, fmt.Errorf("program info of %v: %w", p, err)
+	}
+	n, err := info.JitedSize()
+	if err != nil {
+		return 0, fmt.Errorf("JIT image size of %v: %w", p, err)
+	}
+	return n, nil
+}
+
+// getSpec returns PR_GET_SPECULATION_CTRL for c on the calling thread.
+func getSpec(c *specControl) (int, error) {
+	r, err := unix.PrctlRetInt(unix.PR_GET_SPECULATION_CTRL, uintptr(c.which), 0, 0, 0)
+	if err != nil {
+		return 0, fmt.Errorf("prctl(PR_GET_SPECULATION_CTRL, %s): %w", c.cname, err)
+	}
+	return r, nil
+}
+
+func setSpec(c *specControl, value int) error {
+	if err := unix.Prctl(unix.PR_SET_SPECULATION_CTRL, uintptr(c.which), uintptr(value), 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_SPECULATION_CTRL, %s, %s): %w (%s)", c.cname, specValueName(value), err, errnoName(err))
+	}
+	return nil
+}
+
+// specValueName spells out a PR_GET_SPECULATION_CTRL result.
+func specValueName(v int) string {
+	if v == unix.PR_SPEC_NOT_AFFECTED {
+		return "PR_SPEC_NOT_AFFECTED"
+	}
+	var names []string
+	for _, b := range []struct {
+		bit  int
+		name string
+	}{
+		{unix.PR_SPEC_PRCTL, "PR_SPEC_PRCTL"}, {unix.PR_SPEC_ENABLE, "PR_SPEC_ENABLE"},
+		{unix.PR_SPEC_DISABLE, "PR_SPEC_DISABLE"}, {unix.PR_SPEC_FORCE_DISABLE, "PR_SPEC_FORCE_DISABLE"},
+		{unix.PR_SPEC_DISABLE_NOEXEC, "PR_SPEC_DISABLE_NOEXEC"},
+	} {
+		if v&b.bit != 0 {
+			names = append(names, b.name)
+			v &^= b.bit
+		}
+	}
+	if v != 0 {
+		names = append(names, fmt.Sprintf("%#x", v))
+	}
+	return strings.Join(names, "|")
+}
+
+func errnoName(err error) string {
+	var e unix.Errno
+	if errors.As(err, &e) {
+		if n := unix.ErrnoName(e); n != "" {
+			return n
+		}
+	}
+	return "not an errno"
+}
+
+// specAvailable tells why control c cannot be changed per task on this
+// kernel, or "" when it can. It tries the change on the calling (locked)
+// thread, and undoes it if it worked.
+func specAvailable(c *specControl) (string, error) {
+	prev, err := getSpec(c)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENODEV) {
+		return fmt.Sprintf("the kernel has no per-task control %s: %v (%s)", c.cname, err, errnoName(err)), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if prev == unix.PR_SPEC_NOT_AFFECTED {
+		return fmt.Sprintf("the CPU is not affected by what %s controls (PR_GET_SPECULATION_CTRL: PR_SPEC_NOT_AFFECTED): nothing to measure", c.cname), nil
+	}
+	if prev&unix.PR_SPEC_DISABLE != 0 || prev&unix.PR_SPEC_FORCE_DISABLE != 0 {
+		return fmt.Sprintf("%s is already disabled for this task (PR_GET_SPECULATION_CTRL: %s): nothing to compare", c.cname, specValueName(prev)), nil
+	}
+	if err := setSpec(c, unix.PR_SPEC_DISABLE); err != nil {
+		if errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ERANGE) || errors.Is(err, unix.EINVAL) {
+			return fmt.Sprintf("the kernel offers no per-task control %s: %v; PR_GET_SPECULATION_CTRL says %s (it needs %s)",
+				c.cname, err, specValueName(prev), c.boot), nil
+		}
+		return "", err
+	}
+	return "", setSpec(c, unix.PR_SPEC_ENABLE)
+}
+
+// BenchmarkMitigations answers: what do the checks and mitigations that can
+// change at run time cost one XDP program run, on this kernel? Every
+// variant is the xdp.c drop (or parse) program in a test_run loop, held in
+// the dispatcher as in BenchmarkXDP, measured in alternating rounds with
+// the baseline prog=<p>/stats=off/harden=0/spec=none, and changes one
+// thing:
+//
+//   - stats=on: the kernel's run-time stats (run_time_ns and run_cnt per
+//     program: two clock reads per run), turned on through a
+//     BPF_ENABLE_STATS descriptor that the suite holds only while the
+//     variant is measured, so stats are off while anything else is timed.
+//     The sysctl kernel.bpf_stats_enabled is the other way to turn them
+//     on; the suite avoids it: the descriptor needs no host change and
+//     goes away with the process. The variant fails unless the stats
+//     counted exactly its runs and none of the baseline's.
+//   - harden=1|2: the program loaded with net.core.bpf_jit_harden at that
+//     level (constant blinding: each immediate becomes a random value
+//     XORed back at run time). Hardening applies when the JIT compiles a
+//     program, so the family loads one copy of the programs per level up
+//     front (set the sysctl, load, restore it: journalled by
+//     bpf.SetSysctl) and the levels then coexist and interleave without
+//     flipping the sysctl each round. Every variant reports jited-bytes,
+//     the JIT image size, so hardening shows even where the time does not
+//     move. Level 1 hardens only programs loaded without CAP_BPF: the suite
+//     loads as root, so harden=1 compiles to the same image as 0 (equal
+//     jited-bytes) and only 2 hardens.
+//   - spec=indirect-branch|store-bypass: per-task speculation controls,
+//     prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH or
+//     PR_SPEC_STORE_BYPASS, PR_SPEC_DISABLE), set on the measuring thread
+//     only (the control is per task: per thread) before each variant
+//     measurement and cleared before each baseline one, and put back
+//     before the thread returns to Go's scheduler. The kernel offers them
+//     only when the mitigation mode is prctl or seccomp
+//     (spectre_v2_user=, spec_store_bypass_disable=); otherwise the
+//     variant skips with the errno prctl returned.
+//
+// What needs a reboot (mitigations=, spectre_v2=, retbleed=, cfi=, ibt=) is
+// in the labels; see the README's "Validating an overhead claim across
+// boots". CLAIMS.md §2 (a check before each program run, ~1.7 ns) is the
+// size of effect the deltas here resolve.
+func BenchmarkMitigations(b *testing.B) {
+	f := newMitigationsFamily(b)
+	for _, v := range mitigationVariants() {
+		b.Run(v.name(), func(b *testing.B) {
+			base := mitigationVariant{prog: v.prog, harden: "0"}
+			if v == base {
+				f.bench(b, v, nil, nil)
+				return
+			}
+			if v.spec != nil {
+				f.benchSpec(b, v, base)
+				return
+			}
+			f.bench(b, v, &base, nil)
+		})
+	}
+}
+
+// bench measures v against base (nil: alone), checks that run-time stats
+// were on for v's runs exactly when v asks for them, and reports v's JIT
+// image size.
+func (f *mitigationsFamily) bench(b *testing.B, v mitigationVariant, base *mitigationVariant, spec []func() error) {
+	b.Helper()
+	n, err := jitedBytes(xdpProg(f.objs(v), v.prog))
+	if errors.Is(err, ebpf.ErrNotSupported) {
+		b.Skipf("the JIT image size, which hardening changes, is unavailable (net.core.bpf_jit_enable=0?): %v", err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	if spec == nil {
+		spec = []func() error{nil, nil}
+	}
+	vl := f.loop(v, spec[0])
+	loops, on := []*bpf.Loop{vl}, []bool{v.stats}
+	var bl *bpf.Loop
+	if base != nil {
+		bl = f.loop(*base, spec[1])
+		loops, on = append(loops, bl), append(on, base.stats)
+	}
+	w, err := watchStats(loops, on)
+	if errors.Is(err, ebpf.ErrNotSupported) {
+		b.Skipf("program run-time stats (5.1), which prove when stats were on: %v", err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	bpf.Bench(b, vl, bl, benchOptions())
+	if err := f.sw.set(false); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.check(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(n), "jited-bytes")
+}
+
+// benchSpec measures a speculation control variant. The control is per
+// thread, so it is set and cleared by the loops' Prepare, which runs on
+// the measuring thread (bpf.Bench locks it and pins it to a CPU). This
+// goroutine locks the thread first, so it is still on that thread when
+// Bench returns and can put the control back; if that fails, the thread
+// stays locked and dies with the goroutine instead of carrying the
+// control into other work. Threads the runtime starts meanwhile do not
+// inherit it: Go starts them from a template thread when the caller is
+// locked.
+func (f *mitigationsFamily) benchSpec(b *testing.B, v, base mitigationVariant) {
+	b.Helper()
+	c := v.spec
+	runtime.LockOSThread()
+	clean := true // the thread's controls are as they were: it may go back
+	defer func() {
+		if clean {
+			runtime.UnlockOSThread()
+		}
+	}()
+	why, err := specAvailable(c)
+	if err != nil {
+		clean = false
+		b.Fatal(err)
+	}
+	if why != "" {
+		b.Skip(why)
+	}
+	prev, err := getSpec(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	clean = false
+	defer func() {
+		if err := setSpec(c, unix.PR_SPEC_ENABLE); err != nil {
+			b.Errorf("put back %s on the measuring thread (the thread is dropped): %v", c.cname, err)
+			return
+		}
+		if now, err := getSpec(c); err != nil || now != prev {
+			b.Errorf("%s on the measuring thread is %s after restoring, was %s (the thread is dropped): %v",
+				c.cname, specValueName(now), specValueName(prev), err)
+			return
+		}
+		clean = true
+	}()
+	set := func(value int) func() error {
+		return func() error {
+			if err := setSpec(c, value); err != nil {
+				return err
+			}
+			if got, err := getSpec(c); err != nil {
+				return err
+			} else if got&value == 0 {
+				return fmt.Errorf("%s reads %s after setting %s", c.cname, specValueName(got), specValueName(value))
+			}
+			return nil
+		}
+	}
+	f.bench(b, v, &base, []func() error{set(unix.PR_SPEC_DISABLE), set(unix.PR_SPEC_ENABLE)})
+}
+
+// TestStatsToggle checks the stats switch by behaviour: a loop measured
+// with stats on has every run counted by them, and a loop measured with
+// stats off, before and after, has none; once the switch is off again,
+// runs are not counted.
+func TestStatsToggle(t *testing.T) {
+	f := newMitigationsFamily(t)
+	onV := mitigationVariant{prog: "drop", harden: "0", stats: true}
+	offV := mitigationVariant{prog: "drop", harden: "0"}
+	on, off := f.loop(onV, nil), f.loop(offV, nil)
+	err := bpf.Pinned(benchOptions().CPU, func() error {
+		for i, l := range []*bpf.Loop{off, on, off, on, off} {
+			w, err := watchStats([]*bpf.Loop{on, off}, []bool{l == on, false})
+			if err != nil {
+				return err
+			}
+			if _, err := l.Measure(10000); err != nil {
+				return err
+			}
+			if err := w.check(); err != nil {
+				return fmt.Errorf("measurement %d: %w", i, err)
+			}
+			// check passes a loop that did not run at all: make sure it ran.
+			j := 1
+			if l == on {
+				j = 0
+			}
+			if a, err := readProgStats(l.Prog, l.Runs); err != nil {
+				return err
+			} else if a.runs == w.before[j].runs {
+				return fmt.Errorf("measurement %d did not run the program", i)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sw.set(false); err != nil {
+		t.Fatal(err)
+	}
+	// With the switch off, runs are not counted, and the check that
+	// stats were on says so.
+	w, err := watchStats([]*bpf.Loop{on}, []bool{true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := on.Prog.Run(&ebpf.RunOptions{Data: f.frame}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := readProgStats(on.Prog, on.Runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := w.before[0]; after.runs != b.runs+1 || after.count != b.count {
+		t.Errorf("with the switch off: %d runs, stats counted %d; want 1 and 0", after.runs-b.runs, after.count-b.count)
+	}
+	if err := w.check(); err == nil {
+		t.Error("a run with stats off passed the check that they were on")
+	}
+}
+
+func readHarden(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/sys/net/core/bpf_jit_harden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// TestHardenReload checks that each level's programs were compiled at
+// that level: hardened (larger) at 2, as at 0 at 1 for a root loader, and
+// that the sysctl is back as it was once the family is set up.
+func TestHardenReload(t *testing.T) {
+	requireRoot(t)
+	was := readHarden(t)
+	f := newMitigationsFamily(t)
+	if now := readHarden(t); now != was {
+		t.Errorf("%s is %s after loading, was %s", hardenSysctl, now, was)
+	}
+	for _, prog := range []string{"drop", "parse"} {
+		size := map[string]uint32{}
+		for _, level := range hardenLevels {
+			n, err := jitedBytes(xdpProg(f.sets[level], prog))
+			if err != nil {
+				t.Fatal(err)
+			}
+			size[level] = n
+		}
+		t.Logf("%s: jited bytes at harden 0/1/2: %d/%d/%d", prog, size["0"], size["1"], size["2"])
+		if size["2"] <= size["0"] {
+			t.Errorf("%s: %d JITed bytes at harden=2, %d at 0: the program was not reloaded hardened", prog, size["2"], size["0"])
+		}
+		if size["1"] != size["0"] {
+			t.Errorf("%s: %d JITed bytes at harden=1, %d at 0: level 1 should not harden a root loader's program", prog, size["1"], size["0"])
+		}
+	}
+}
+
+// blockEnv names a point at which the suite stops and waits to be killed
+// (see blockpoint): how a test catches a run in the middle of a change.
+const blockEnv = "BPFBENCH_BLOCK_AT"
+
+// blockpoint blocks forever when blockEnv names this point, after saying
+// so on stderr.
+func blockpoint(tb testing.TB, name string) {
+	tb.Helper()
+	if os.Getenv(blockEnv) != name {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "bpfbench: blocking at %s (%s) until killed\n", name, blockEnv)
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// TestHardenKilled SIGKILLs a run while it has net.core.bpf_jit_harden
+// changed (loading the harden=2 programs of BenchmarkMitigations), checks
+// that the change outlives it, and that the next run restores it and says
+// so.
+func TestHardenKilled(t *testing.T) {
+	requireRoot(t)
+	before := snapshot(t)
+	was := readHarden(t)
+	level := "2"
+	if was == "2" {
+		level = "1"
+	}
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkMitigations$", "-test.benchtime=1x")
+	cmd.Env = append(os.Environ(), blockEnv+"=harden-"+level)
+	if f := bpf.HeldLockFile(); f != nil {
+		cmd.ExtraFiles = []*os.File{f}
+		cmd.Env = append(cmd.Env, bpf.LockFDEnv+"=3")
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	killed := false
+	defer func() {
+		if !killed {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}()
+	blocked := make(chan struct{})
+	var out strings.Builder
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "blocking at harden-"+level) {
+				close(blocked)
+			}
+		}
+	}()
+	select {
+	case <-blocked:
+	case <-done:
+		cmd.Wait()
+		killed = true // ended by itself
+		t.Fatalf("the run ended before it changed %s:\n%s", hardenSysctl, out.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the run did not reach the harden-%s load in 2 minutes:\n%s", level, out.String())
+	}
+	if now := readHarden(t); now != level {
+		t.Fatalf("the run says it is loading at harden=%s, but %s reads %s", level, hardenSysctl, now)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-done // the pipe ends with the process
+	cmd.Wait()
+	killed = true
+	if now := readHarden(t); now != level {
+		t.Fatalf("after SIGKILL %s reads %s, want %s still: nothing can restore it but the next run", hardenSysctl, now, level)
+	}
+	if _, err := os.Stat(fmt.Sprintf("%s/journal-%d.json", bpf.StateDir, pid)); err != nil {
+		t.Errorf("the killed run left no journal: %v", err)
+	}
+
+	stdout, errOut, err := runSuite(t, nil, "-test.run=^$")
+	if err != nil {
+		t.Fatalf("the next run failed: %v\n%s\n%s", err, stdout, errOut)
+	}
+	t.Logf("the next run says:\n%s", strings.TrimSpace(errOut))
+	want := fmt.Sprintf("bpfbench: repaired: restored %s=%s left as %s by killed run pid %d", hardenSysctl, was, level, pid)
+	if !strings.Contains(errOut, want) {
+		t.Errorf("the next run did not report the repair %q:\n%s", want, errOut)
+	}
+	if now := readHarden(t); now != was {
+		t.Errorf("after the next run %s reads %s, want %s", hardenSysctl, now, was)
+	}
+	requireSameState(t, before)
+}
