@@ -76,6 +76,9 @@ type Sample struct {
 	FixedNs int64
 	// Restarts counts loops that were abandoned on EINTR and measured again.
 	Restarts int
+	// Rejected counts measurements thrown away because the suite's clock
+	// and the kernel's disagreed (see clocksAgree).
+	Rejected int
 }
 
 // ErrRunCount reports that a program did not run as often as a loop asked.
@@ -199,9 +202,28 @@ func (l *Loop) Measure(repeat uint32) (Sample, error) {
 		}
 		s.KernelNs = kns
 		s.FixedNs = short
+		if kns > 0 && !clocksAgree(s.Ns, float64(kns)) {
+			// Softirq work that landed in the short call only (the
+			// kernel's timer would have seen it in the long one): not a
+			// measurement of the loop. Measure again.
+			s.Rejected++
+			continue
+		}
 		return s, nil
 	}
+	if s.Rejected > 0 {
+		return s, fmt.Errorf("suite measured %.2f ns/op but the kernel %d ns/op, %d times in a row: clocks disagree", s.Ns, s.KernelNs, s.Rejected)
+	}
 	return s, fmt.Errorf("test_run interrupted %d times in a row", s.Restarts)
+}
+
+// clocksAgree compares the suite's time per repetition with the kernel's.
+// The kernel's average is truncated, so ours should lie in [k, k+1) plus
+// noise; a larger disagreement means one clock saw something the other did
+// not.
+func clocksAgree(ns, k float64) bool {
+	slack := 1 + 0.1*k
+	return ns >= k-slack && ns <= k+1+slack
 }
 
 // Pinned runs fn on a locked OS thread bound to cpu, and restores the
