@@ -284,6 +284,33 @@ func TestDetectCFI(t *testing.T) {
 	}
 }
 
+// TestDetectIBT covers the IBT states the fixtures do not: ibt=off on the
+// command line, and a CPU with IBT under a kernel built without it.
+func TestDetectIBT(t *testing.T) {
+	ibt := parseCPUInfo("flags\t\t: fpu ibt hypervisor\n")
+	noIBT := parseCPUInfo("flags\t\t: fpu hypervisor\n")
+	noFlags := parseCPUInfo("CPU implementer\t: 0x41\n")
+	built := cfgOf("CONFIG_X86_KERNEL_IBT=y")
+	for _, c := range []struct {
+		name string
+		cfg  kconfig
+		cmd  string
+		cpu  cpuInfo
+		want string
+	}{
+		{"on", built, "", ibt, "on"},
+		{"ibt=off", built, "ibt=off", ibt, "off (ibt=off)"},
+		{"not built", cfgOf("# CONFIG_X86_KERNEL_IBT is not set"), "", ibt, "off (kernel built without X86_KERNEL_IBT)"},
+		{"cpu lacks it", built, "", noIBT, "off (cpu lacks ibt)"},
+		{"no flags", built, "", noFlags, "unknown (no flags in /proc/cpuinfo)"},
+		{"no config", kconfig{why: "no config"}, "", ibt, "unknown (cpu has ibt; no config)"},
+	} {
+		if got := detectIBT(c.cfg, parseCmdline(c.cmd), c.cpu); got != c.want {
+			t.Errorf("%s: detectIBT = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 func TestKallsyms(t *testing.T) {
 	src := func(s string) source {
 		return source{readFile: func(string) ([]byte, error) { return []byte(s), nil }}
