@@ -238,3 +238,24 @@ func TestUDPFrame(t *testing.T) {
 		}
 	}
 }
+
+func TestFixedCostIsRecentMedian(t *testing.T) {
+	var l Loop
+	for i, tc := range []struct{ short, want int64 }{
+		{10, 10},
+		{900, 900}, // of {10, 900} the upper middle
+		{12, 12},
+		{11, 12},
+		{5000, 12}, // one slow call does not move it
+	} {
+		if got := l.fixedCost(tc.short); got != tc.want {
+			t.Errorf("call %d: fixedCost(%d) = %d, want %d", i, tc.short, got, tc.want)
+		}
+	}
+	for range 100 {
+		l.fixedCost(7)
+	}
+	if got := l.fixedCost(7); got != 7 || len(l.recent) != 31 {
+		t.Errorf("after many calls: median %d over %d, want 7 over 31", got, len(l.recent))
+	}
+}
