@@ -9,4 +9,5 @@ package bpf
 //go:generate go tool bpf2go -tags linux -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -go-package bpf XDP ../progs/xdp.c
 //go:generate go tool bpf2go -tags linux -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -go-package bpf Dispatcher ../progs/dispatcher.c
 //go:generate go tool bpf2go -tags linux -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -go-package bpf Call ../progs/call.c
+//go:generate go tool bpf2go -tags linux -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -go-package bpf Attach ../progs/attach.c
 //go:generate go tool bpf2go -tags linux -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -go-package bpf Trampoline ../progs/trampoline.c

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The attach family: real frames through XDP on a device.
+ *
+ * gen runs under BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES (5.18+),
+ * the method of xdp-trafficgen: each repetition is a fresh frame from a page
+ * pool that the program redirects through the DEVMAP gen_tx out of the
+ * sending veth, so it arrives on the peer's RX queue. The DEVMAP is filled by
+ * a thread inside the suite's namespace: a bare bpf_redirect() resolves its
+ * ifindex in the namespace of the thread calling test_run, and a miss there
+ * vanishes silently. gen_drop makes the same frames and drops them: the
+ * generator's own cost, the family's baseline.
+ *
+ * The receivers rx_drop, rx_parse and rx_touch are attached (native or
+ * generic) to the receiving veth and do what xdp.c's drop, parse and touch
+ * do, then return rx_action, which the loader fixes in .rodata so the
+ * verifier removes the other branches. sink, attached natively to the sending
+ * veth, counts and drops what the receiver sends back (XDP_TX, or
+ * XDP_REDIRECT through rx_fwd).
+ *
+ * Every program counts the frames it sees per CPU, and the receivers and
+ * sink per RX queue (ctx->rx_queue_index), in PERCPU_ARRAY maps: these
+ * programs run on several CPUs at once, so a plain global counter would race.
+ * The counts are the only trusted record of what happened: test_run reports
+ * success even when every redirect fails.
+ */
+#include "include/common.h"
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+
+/* RX queues counted one by one; higher queue indexes share the last slot. */
+#define MAX_QUEUES 64
+
+/* The receivers' verdict: XDP_DROP, XDP_PASS, XDP_TX or XDP_REDIRECT. */
+volatile const __u32 rx_action = XDP_DROP;
+
+/* Frames made by gen or gen_drop, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} gen_count SEC(".maps");
+
+/* Key 0: the device gen sends out of. */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} gen_tx SEC(".maps");
+
+/* Frames seen by the receiver, per CPU and RX queue. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_QUEUES + 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} rx_count SEC(".maps");
+
+/* Frames the receiver sent back that arrived at the sink, per CPU and RX queue. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_QUEUES + 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sink_count SEC(".maps");
+
+/* Key 0: where rx_action == XDP_REDIRECT sends frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} rx_fwd SEC(".maps");
+
+enum proto {
+	PROTO_OTHER,
+	PROTO_IPV4,
+	PROTO_IPV6,
+	PROTO_UDP,
+	PROTO_MAX,
+};
+
+/* Per-protocol counts: rx_parse's side effect. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROTO_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} rx_proto SEC(".maps");
+
+static __always_inline void count(void *map, __u32 key)
+{
+	__u64 *n;
+
+	if (key > MAX_QUEUES)
+		key = MAX_QUEUES;
+	n = bpf_map_lookup_elem(map, &key);
+	if (n)
+		COUNT_RUN(*n);
+}
+
+SEC("xdp")
+int gen(struct xdp_md *ctx)
+{
+	count(&gen_count, 0);
+	return bpf_redirect_map(&gen_tx, 0, 0);
+}
+
+SEC("xdp")
+int gen_drop(struct xdp_md *ctx)
+{
+	count(&gen_count, 0);
+	return XDP_DROP;
+}
+
+static __always_inline int verdict(void)
+{
+	if (rx_action == XDP_REDIRECT)
+		return bpf_redirect_map(&rx_fwd, 0, 0);
+	return rx_action;
+}
+
+SEC("xdp")
+int rx_drop(struct xdp_md *ctx)
+{
+	count(&rx_count, ctx->rx_queue_index);
+	return verdict();
+}
+
+static __always_inline void count_proto(__u32 p)
+{
+	__u64 *n = bpf_map_lookup_elem(&rx_proto, &p);
+
+	if (n)
+		(*n)++;
+}
+
+/* rx_parse reads Ethernet, IPv4 or IPv6, and UDP headers and counts per protocol. */
+SEC("xdp")
+int rx_parse(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	__u8 l4 = 0;
+	void *l4hdr;
+
+	count(&rx_count, ctx->rx_queue_index);
+	if ((void *)(eth + 1) > end)
+		goto out;
+
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
+
+		if ((void *)(ip + 1) > end || ip->ihl < 5)
+			goto out;
+		count_proto(PROTO_IPV4);
+		l4 = ip->protocol;
+		l4hdr = (void *)ip + ip->ihl * 4;
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		if ((void *)(ip6 + 1) > end)
+			goto out;
+		count_proto(PROTO_IPV6);
+		l4 = ip6->nexthdr;
+		l4hdr = ip6 + 1;
+	} else {
+		count_proto(PROTO_OTHER);
+		goto out;
+	}
+
+	if (l4 == IPPROTO_UDP) {
+		struct udphdr *udp = l4hdr;
+
+		if ((void *)(udp + 1) > end)
+			goto out;
+		if (udp->dest)
+			count_proto(PROTO_UDP);
+	}
+out:
+	return verdict();
+}
+
+/* rx_touch swaps the Ethernet addresses: the "write" case. */
+SEC("xdp")
+int rx_touch(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	unsigned char tmp[ETH_ALEN];
+
+	count(&rx_count, ctx->rx_queue_index);
+	if ((void *)(eth + 1) > end)
+		return verdict();
+
+	__builtin_memcpy(tmp, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, tmp, ETH_ALEN);
+	return verdict();
+}
+
+SEC("xdp")
+int sink(struct xdp_md *ctx)
+{
+	count(&sink_count, ctx->rx_queue_index);
+	return XDP_DROP;
+}
+
+char _license[] SEC("license") = "GPL";
