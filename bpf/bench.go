@@ -23,6 +23,17 @@ var Units = []string{
 	"Unit ns/call better=lower assume=nothing",
 	// BenchmarkTrampoline: delta-ns/op per attached or chained program.
 	"Unit delta-ns/prog better=lower assume=nothing",
+	// BenchmarkAttach: real frames through XDP on a device.
+	"Unit pps better=higher assume=nothing",
+	"Unit ns/pkt better=lower assume=nothing",
+	"Unit gen-ns/pkt better=lower assume=nothing",
+	"Unit rx-ns/pkt better=lower assume=nothing",
+	"Unit rx-ci95-ns better=lower assume=nothing",
+	"Unit delta-ns/pkt better=lower assume=nothing",
+	"Unit lost-pkts better=lower assume=exact",
+	"Unit lost-frac better=lower assume=nothing",
+	"Unit rx-bound better=higher assume=exact",
+	"Unit rx-cpu-busy assume=nothing",
 }
 
 // BenchOptions control how a Loop is benchmarked.
