@@ -198,7 +198,7 @@ func validateFlags() error {
 	if *flagLockWait < 0 {
 		return fmt.Errorf("-bpfbench.lockwait=%v: %s", *flagLockWait, wantLockWait)
 	}
-	return nil
+	return validateAttachFlags()
 }
 
 // benchOptions are the measurement options every family uses.
