@@ -235,7 +235,7 @@ func (l *Loop) Measure(repeat uint32) (Sample, error) {
 		return s, nil
 	}
 	if s.Rejected > 0 {
-		return s, fmt.Errorf("suite measured %.2f ns/op but the kernel %d ns/op, %d times in a row: clocks disagree", s.Ns, s.KernelNs, s.Rejected)
+		return s, fmt.Errorf("suite measured %.2f ns/op but the kernel %d ns/op, %d times in a row: clocks disagree (is something else loading this CPU? see uptime)", s.Ns, s.KernelNs, s.Rejected)
 	}
 	return s, fmt.Errorf("test_run interrupted %d times in a row", s.Restarts)
 }
