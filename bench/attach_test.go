@@ -166,13 +166,15 @@ func BenchmarkAttach(b *testing.B) {
 			last = &res
 		})
 		// Said once per variant, for its last run, on stderr: a benchmark's
-		// log would repeat for every b.N tried and be cut at 10 lines.
+		// log would repeat for every b.N tried and be cut at 10 lines. No
+		// line starts "lowercase-word:", which benchfmt would read as a
+		// configuration line (go test merges stderr into stdout).
 		if last != nil {
 			msg := attachVerdict(r, *last)
 			if r.Action != "" {
 				msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + indent(bpf.QueueTable(last.Total.RX), "  ")
 			}
-			fmt.Fprintf(os.Stderr, "bpfbench: Attach/%s: %s\n", v.name(), msg)
+			fmt.Fprintf(os.Stderr, "Attach/%s: %s\n", v.name(), msg)
 		}
 	}
 }
@@ -277,7 +279,7 @@ func benchAttachIface(b *testing.B) {
 	vs := ifaceVariants(*flagAttachSweep)
 	l, mode, nativeErr := bpf.AttachIface(b, ifc, rs.Prog(vs[0].action, vs[0].prog))
 	if nativeErr != nil {
-		fmt.Fprintf(os.Stderr, "bpfbench: %s: native XDP failed (%v): measuring generic XDP\n", ifc, nativeErr)
+		fmt.Fprintf(os.Stderr, "Attach on %s: native XDP failed (%v): measuring generic XDP\n", ifc, nativeErr)
 	}
 	dev := bpf.SanitizeName(ifc.Name)
 	for _, v := range vs {
@@ -287,7 +289,7 @@ func benchAttachIface(b *testing.B) {
 			if err := l.Update(rs.Prog(v.action, v.prog)); err != nil {
 				b.Fatalf("switch %s to %s/%s: %v", ifc, v.action, v.prog, err)
 			}
-			fmt.Fprintf(os.Stderr, "bpfbench: %s: %s XDP, program %s returning %s, for %v\n", ifc, mode, v.prog, v.action, *flagDuration)
+			fmt.Fprintf(os.Stderr, "Attach on %s: %s XDP, program %s returning %s, for %v\n", ifc, mode, v.prog, v.action, *flagDuration)
 			b.ResetTimer()
 			s, err := bpf.SampleIface(ifc, rs.RxCount(), *flagDuration, time.Second, os.Stderr)
 			if err != nil {
@@ -298,7 +300,7 @@ func benchAttachIface(b *testing.B) {
 			last = &s
 		})
 		if last != nil {
-			fmt.Fprintf(os.Stderr, "bpfbench: Attach/%s: %s\n", name, ifaceVerdict(*last))
+			fmt.Fprintf(os.Stderr, "Attach/%s: %s\n", name, ifaceVerdict(*last))
 		}
 	}
 }
@@ -414,7 +416,30 @@ func TestAttachOutputParses(t *testing.T) {
 	if !strings.Contains(stderr, "One CPU does both halves") || !strings.Contains(stderr, "per RX queue and CPU") {
 		t.Errorf("stderr does not say that one CPU does both halves, or lacks the queue table:\n%s", stderr)
 	}
+	requireNoConfigLines(t, stderr)
 	requireSameState(t, before)
+}
+
+// requireNoConfigLines fails if the family's stderr has a line benchfmt
+// reads as a configuration line: go test merges stderr into stdout, so it
+// would relabel every result after it. (TestMain's own warnings and repair
+// notes are left out: they come before any result.)
+func requireNoConfigLines(t *testing.T, stderr string) {
+	t.Helper()
+	var keep []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if !strings.HasPrefix(l, "bpfbench: warning: ") && !strings.HasPrefix(l, "bpfbench: repaired: ") {
+			keep = append(keep, l)
+		}
+	}
+	r := benchfmt.NewReader(strings.NewReader(strings.Join(keep, "\n")+"\nBenchmarkProbe 1 1 ns/op\n"), "stderr")
+	for r.Scan() {
+		if res, ok := r.Result().(*benchfmt.Result); ok && len(res.Config) > 0 {
+			for _, c := range res.Config {
+				t.Errorf("stderr line reads as configuration %q: %q", c.Key, c.Value)
+			}
+		}
+	}
 }
 
 // TestAttachCleanupOnFailure fails the family with the dispatcher full (the
@@ -489,9 +514,10 @@ func TestAttachIface(t *testing.T) {
 			t.Errorf("results %q, want %s-<procs> at %d\n%s", names, w, i, stdout)
 		}
 	}
-	if !strings.Contains(stderr, "bpfbench: v0b (netns "+tr.NS.Name+") at 1s") || !strings.Contains(stderr, "softirq") {
+	if !strings.Contains(stderr, "XDP on v0b (netns "+tr.NS.Name+") at 1s") || !strings.Contains(stderr, "softirq") {
 		t.Errorf("no per-queue table on stderr:\n%s", stderr)
 	}
+	requireNoConfigLines(t, stderr)
 	h, err := tr.NS.Handle()
 	if err != nil {
 		t.Fatal(err)

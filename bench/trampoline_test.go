@@ -51,9 +51,6 @@ type trampHook struct {
 	attach string
 	// prog is the hook program in progs/trampoline.c; "" for the baseline.
 	prog string
-	// feature names what attaching needs, for the skip message of a
-	// kernel that lacks it.
-	feature string
 	// require skips the row on kernels that lack the hook.
 	require func(tb testing.TB)
 	// link attaches the hook program.
@@ -71,10 +68,10 @@ var trampHooks = []trampHook{
 	{target: "helper", attach: "kretprobe", prog: "helper_kretprobe", require: requireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
 		return link.Kretprobe(trampHelper, p, nil)
 	}},
-	{target: "helper", attach: "kprobe-multi", prog: "helper_kprobe_multi", feature: "kprobe-multi links: Linux 5.18 with CONFIG_FPROBE", link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "kprobe-multi", prog: "helper_kprobe_multi", link: func(p *ebpf.Program) (link.Link, error) {
 		return link.KprobeMulti(p, link.KprobeMultiOptions{Symbols: []string{trampHelper}})
 	}},
-	{target: "helper", attach: "kretprobe-multi", prog: "helper_kretprobe_multi", feature: "kprobe-multi links: Linux 5.18 with CONFIG_FPROBE", link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "kretprobe-multi", prog: "helper_kretprobe_multi", link: func(p *ebpf.Program) (link.Link, error) {
 		return link.KretprobeMulti(p, link.KprobeMultiOptions{Symbols: []string{trampHelper}})
 	}},
 	{target: "kfunc", attach: "none"},
@@ -375,11 +372,7 @@ func (f *trampolineFamily) benchKernelHook(b *testing.B, h trampHook) {
 			b.Error(err)
 		}
 	})
-	doing := "attach " + h.prog
-	if h.feature != "" {
-		doing += " (" + h.feature + ")"
-	}
-	bpf.Require(b, sw.attach(), doing)
+	bpf.Require(b, sw.attach(), fmt.Sprintf("attach %s (%s)", h.prog, h.attach))
 	failpoint(b, "trampoline-attached")
 	bpf.Bench(b, loop(1, sw.attach), loop(0, sw.detach), benchOptions())
 }
@@ -389,14 +382,7 @@ func (f *trampolineFamily) driver(tb testing.TB, target string) *ebpf.Program {
 	tb.Helper()
 	requireRoot(tb)
 	bpf.Require(tb, features.HaveProgramHelper(ebpf.RawTracepoint, asm.FnLoop), "bpf_loop in a raw_tp program (Linux 5.17)")
-	name := trampDrivers[target]
-	p, err := f.tryLoad(name, nil)
-	if target == "kfunc" && errors.Is(err, ebpf.ErrNotSupported) {
-		tb.Skipf("driver %s: this kernel lacks the kfunc bpf_modify_return_test_tp and its tracepoint bpf_trigger_tp (Linux 6.10): %v", name, err)
-	}
-	requireLoaded(tb, err, f.spec.Programs[name])
-	tb.Cleanup(func() { p.Close() })
-	return p
+	return f.load(tb, trampDrivers[target], nil)
 }
 
 // errRefused marks a program load the kernel refused before verifying the
@@ -427,7 +413,7 @@ func requireLoaded(tb testing.TB, err error, ps *ebpf.ProgramSpec) {
 	if errors.Is(err, errRefused) {
 		tb.Skip(err)
 	}
-	bpf.Require(tb, err, fmt.Sprintf("load %s (%s)", ps.Name, ps.SectionName))
+	bpf.Require(tb, err, "load "+ps.SectionName)
 }
 
 // progTypeName is the kernel's name for ps's program type.

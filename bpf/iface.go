@@ -447,7 +447,8 @@ func SampleIface(ifc Iface, rxCount *ebpf.Map, d, interval time.Duration, w io.W
 func rateTable(ifc Iface, delta [][]uint64, t0, t1 []cpuTicks, dt, elapsed time.Duration) string {
 	var b strings.Builder
 	sec := dt.Seconds()
-	fmt.Fprintf(&b, "bpfbench: %s at %.0fs\n", ifc, elapsed.Seconds())
+	// Not "word: ...": benchfmt would read a configuration line.
+	fmt.Fprintf(&b, "XDP on %s at %.0fs\n", ifc, elapsed.Seconds())
 	fmt.Fprintf(&b, "  %-6s %-5s %14s %9s\n", "rxq", "cpu", "pps", "softirq")
 	var total uint64
 	for q, row := range delta {
