@@ -1,0 +1,328 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The conversion the dispatcher thread's reviewer used, on the figures
+// CLAIMS.md quotes with their results.
+func TestMppsDelta(t *testing.T) {
+	for _, c := range []struct {
+		old, new, want float64
+	}{
+		{22.0, 29.4, 11.44}, // "22.0 -> 29.4 Mpps saves ~11.4 ns/packet"
+		{3.8, 4.0, 13.16},   // "3.8 -> 4.0 Mpps saves ~13.2 ns"
+		{29.6, 30.7, 1.21},  // "A +4% at 30 Mpps is ~1.2 ns"
+		{22.9987, 23.923874, 1.68},
+		{4.0, 3.8, -13.16},
+	} {
+		if got := MppsDelta(c.old, c.new); math.Abs(got-c.want) > 0.005 {
+			t.Errorf("MppsDelta(%g, %g) = %.4f, want %.2f", c.old, c.new, got, c.want)
+		}
+	}
+}
+
+func TestDecide(t *testing.T) {
+	effect := Published{Value: 10, Lo: 9, Hi: 11}
+	none := Published{Value: 0, Lo: -1, Hi: 1}
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		name string
+		p    Published
+		e    Estimate
+		want Verdict
+	}{
+		{"effect inside", effect, Estimate{Center: 10, Lo: 9.5, Hi: 10.5}, Confirmed},
+		{"effect overlapping", effect, Estimate{Center: 8.5, Lo: 8, Hi: 9.1}, Confirmed},
+		{"effect below", effect, Estimate{Center: 8.6, Lo: 8.1, Hi: 8.9}, Refuted},
+		{"effect above", effect, Estimate{Center: 12, Lo: 11.5, Hi: 12.5}, Refuted},
+		{"effect CI includes 0", Published{Value: 1.2, Lo: 0, Hi: 2.5}, Estimate{Center: 0.8, Lo: -0.2, Hi: 1.8}, Noise},
+		{"effect without CI", effect, Estimate{Center: 10, Lo: -inf, Hi: inf}, Noise},
+		{"no effect, CI inside", none, Estimate{Center: 0.1, Lo: -0.2, Hi: 0.4}, Confirmed},
+		{"no effect, CI too wide", none, Estimate{Center: 0.1, Lo: -2, Hi: 2}, Noise},
+		{"no effect, CI away", none, Estimate{Center: 3, Lo: 2, Hi: 4}, Refuted},
+	} {
+		if got, why := Decide(c.p, c.e); got != c.want {
+			t.Errorf("%s: %v (%s), want %v", c.name, got, why, c.want)
+		}
+	}
+}
+
+// The exact null distribution of the Mann-Whitney U statistic, against
+// published critical values (two-sided, alpha 0.05: reject when U <= c).
+func TestUCritical(t *testing.T) {
+	for _, c := range []struct{ n, m, crit int }{
+		{4, 4, 0}, {5, 5, 2}, {6, 6, 5}, {8, 8, 13}, {10, 10, 23}, {10, 6, 11}, {20, 20, 127},
+	} {
+		k, level := uCritical(c.n, c.m, 0.05)
+		if k != c.crit+1 || level < 0.95 {
+			t.Errorf("uCritical(%d, %d) = %d at level %.4f, want %d at >= 0.95", c.n, c.m, k, level, c.crit+1)
+		}
+	}
+	if k, _ := uCritical(3, 3, 0.05); k != 0 {
+		t.Errorf("uCritical(3, 3) = %d, want 0: no 95%% interval from 3+3 runs", k)
+	}
+	var total float64
+	for _, c := range uCounts(7, 5) {
+		total += c
+	}
+	if total != 792 { // C(12, 5)
+		t.Errorf("uCounts(7, 5) sums to %g, want 792", total)
+	}
+}
+
+func TestShift(t *testing.T) {
+	b := []float64{5.1, 5.3, 5.0, 5.4, 5.2, 5.6, 5.5, 5.3, 5.1, 5.2}
+	a := make([]float64, len(b))
+	for i, x := range b {
+		a[(i+3)%len(b)] = x + 2
+	}
+	e := Shift(a, b, nil, nil)
+	if math.Abs(e.Center-2) > 1e-9 || !(e.Lo <= 2 && 2 <= e.Hi) || !(e.Lo > 1.5 && e.Hi < 2.5) {
+		t.Errorf("Shift of a sample moved by 2: %+v", e)
+	}
+	if e := Shift([]float64{3}, []float64{1}, []float64{0.3}, []float64{0.4}); e.Center != 2 || math.Abs(e.Hi-2.5) > 1e-9 {
+		t.Errorf("Shift of single runs with their CIs: %+v, want 2 +- 0.5", e)
+	}
+	if e := Shift([]float64{3}, []float64{1}, nil, nil); e.finite() {
+		t.Errorf("Shift of single runs without CIs has an interval: %+v", e)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	xs := []float64{9, 1, 8, 2, 7, 3, 6, 4, 5, 10}
+	e := Summarize(xs, nil)
+	// benchstat's median interval for 10 runs: the 2nd and 9th smallest.
+	if e.Center != 5.5 || e.Lo != 2 || e.Hi != 9 {
+		t.Errorf("Summarize of 1..10 = %+v, want 5.5 in [2, 9]", e)
+	}
+	if xs[0] != 9 {
+		t.Error("Summarize reordered its argument")
+	}
+	if e := Summarize([]float64{4}, []float64{0.5}); e.Lo != 3.5 || e.Hi != 4.5 {
+		t.Errorf("one run with its CI: %+v", e)
+	}
+}
+
+func readTestdata(t *testing.T, names ...string) []*File {
+	t.Helper()
+	var files []*File
+	for _, n := range names {
+		f, err := ReadFile(filepath.Join("testdata", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+func TestReadFile(t *testing.T) {
+	f := readTestdata(t, "retpoline.txt")[0]
+	if got := f.Label("retpoline"); got != "on" {
+		t.Errorf("label retpoline = %q", got)
+	}
+	k16 := "BenchmarkDispatcher/dispatcher=k16/fill=generic/prog=xdp"
+	if n := len(f.Runs[k16]); n != 9 {
+		t.Errorf("%s: %d runs read, want the 9 that did not fail", k16, n)
+	}
+	if why := f.Failed[k16]; len(why) != 1 || !strings.Contains(why[0], "clocks disagree") {
+		t.Errorf("%s: failures %q, want one saying the clocks disagree", k16, why)
+	}
+	if _, ok := f.Failed["BenchmarkDispatcher"]; ok {
+		t.Error("the family's own FAIL line was counted as a failed sub-benchmark")
+	}
+	fentry := "BenchmarkTrampoline/target=helper/attach=fentry"
+	if why := f.Skipped[fentry]; len(why) != 1 || !strings.Contains(why[0], "EPERM") {
+		t.Errorf("%s: skip reasons %q, want the -v log line", fentry, why)
+	}
+	if _, xs, err := f.Select(sel("BenchmarkXDP/prog=drop/size=64", "ns/op")); err != nil || len(xs) != 10 || xs[0] != 7.4 {
+		t.Errorf("select ns/op of XDP drop: %v, %v (benchfmt tidies ns/op to sec/op: want ns)", xs, err)
+	}
+	if _, _, err := f.Select(sel("BenchmarkDispatcher/fill=generic", "ns/op")); err == nil || !strings.Contains(err.Error(), "name more keys") {
+		t.Errorf("an ambiguous selection gave %v", err)
+	}
+}
+
+// verdicts maps claim ID (with the files' tag when there are several) to
+// the verdict.
+func verdicts(files []*File) (map[string]Verdict, map[string]string) {
+	v, why := map[string]Verdict{}, map[string]string{}
+	for i := range claims {
+		for _, o := range Evaluate(&claims[i], files) {
+			id := o.Claim.ID + tags(files, o.Files, o.Verdict < NotMeasurable)
+			v[id], why[id] = o.Verdict, o.Reason
+		}
+	}
+	return v, why
+}
+
+// The hand-made file's numbers were chosen so that the verdicts are known:
+// the indirect call costs 10.0 +- 0.2 ns (published 9-11: confirmed),
+// XDP_DROP runs in 7.5 ns (published 5-6: refuted), the full dispatcher's
+// fallback costs 0.45 ns more than the indirect call with a CI of
+// [-1.1, 2.0] (published 2-4, an effect: inside the noise), nothing was
+// measured with mitigations=off (not measurable), and the fentry row was
+// skipped by a kernel refusing tracing programs (not measurable).
+func TestVerdicts(t *testing.T) {
+	got, why := verdicts(readTestdata(t, "retpoline.txt"))
+	for id, want := range map[string]Verdict{
+		"1.1": Confirmed,
+		"1.2": Refuted,
+		"1.3": Noise,
+		"1.4": NotMeasurable,
+		"1.5": NotMeasurable,
+		"1.7": Refuted,   // paired delta 8.3 +- 0.2 ns/pkt, published 9.85-13.03
+		"1.8": Confirmed, // 6.4 ns/pkt, published 2.9-23.4
+		"T.1": NotMeasurable,
+		"T.2": NotMeasurable, // the family ran, the row did not
+		"T.3": Refuted,       // 4.0 ns, published 2.65-2.95
+		"3.1": Confirmed,     // 36.5 - 30.0 ns/pkt received, published 3.8-9.6
+		"3.2": NoData,
+	} {
+		if v, ok := got[id]; !ok || v != want {
+			t.Errorf("claim %s: %v (%s), want %v", id, v, why[id], want)
+		}
+	}
+	if !strings.Contains(why["1.4"], "mitigations=off") {
+		t.Errorf("claim 1.4 is not measurable but does not say it needs mitigations=off: %s", why["1.4"])
+	}
+	if !strings.Contains(why["T.1"], "EPERM") {
+		t.Errorf("claim T.1 does not give the skip reason: %s", why["T.1"])
+	}
+}
+
+// With a second file from a mitigations=off boot, the claims that need it
+// are measured, across files where they compare two boots.
+func TestVerdictsAcrossBoots(t *testing.T) {
+	got, why := verdicts(readTestdata(t, "retpoline.txt", "mitigations-off.txt"))
+	for id, want := range map[string]Verdict{
+		"1.1 [A]":   Confirmed,
+		"1.2 [A]":   Refuted,
+		"1.2 [B]":   Confirmed,
+		"1.4 [B]":   Confirmed, // 0.1 [0, 0.2] inside +-1
+		"1.5 [A-B]": Confirmed, // 10.0 - 0.1
+		"2.1 [all]": NotMeasurable,
+		"3.1 [A]":   Confirmed,
+		"3.2 [all]": NoData,
+	} {
+		if v, ok := got[id]; !ok || v != want {
+			t.Errorf("claim %s: %v (%s), want %v", id, v, why[id], want)
+		}
+	}
+	if _, ok := got["1.1 [B]"]; ok {
+		t.Error("claim 1.1 (needs retpolines) was evaluated on the mitigations=off file")
+	}
+}
+
+// Every claim in the table is well formed.
+func TestClaimsTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range claims {
+		if seen[c.ID] {
+			t.Errorf("claim %s twice", c.ID)
+		}
+		seen[c.ID] = true
+		p := c.Published
+		if !(p.Lo <= p.Value && p.Value <= p.Hi) || p.Unit == "" || p.From == "" || p.Why == "" {
+			t.Errorf("claim %s: published %+v", c.ID, p)
+		}
+		sels := c.Measure.sels()
+		booted := 0
+		for _, s := range sels {
+			if !strings.HasPrefix(s.Family, "Benchmark") || len(s.Keys) == 0 || s.Unit == "" {
+				t.Errorf("claim %s: selection %s", c.ID, s)
+			}
+			if s.Boot != nil {
+				booted++
+			}
+		}
+		if booted != 0 && booted != len(sels) {
+			t.Errorf("claim %s: some of its selections name a boot, not all", c.ID)
+		}
+		if len(c.Same) > 0 && (len(sels) < 2 || sels[0].Boot == sels[1].Boot) {
+			t.Errorf("claim %s: Same labels but not a comparison of two boots", c.ID)
+		}
+	}
+}
+
+func TestReportOutput(t *testing.T) {
+	var out bytes.Buffer
+	Report(&out, readTestdata(t, "retpoline.txt"))
+	s := out.String()
+	for _, want := range []string{
+		"1 of 10 runs failed and are left out (suite measured 8.11 ns/op but the kernel 5 ns/op: clocks disagree)",
+		"1.1    10 [9, 11]",
+		"10.00 [9.90, 10.20]  confirmed",
+		"needs a mitigations=off boot",
+		"6 of 6 runs of action=redirect/mode=native/prog=drop/dispatcher=direct were not receiver-bound",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+func TestPlots(t *testing.T) {
+	dir := t.TempDir()
+	files := readTestdata(t, "retpoline.txt", "mitigations-off.txt")
+	written, err := Plots(files[0], dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base []string
+	for _, w := range written {
+		base = append(base, filepath.Base(w))
+	}
+	want := []string{"retpoline-dispatcher.svg", "retpoline-trampoline.svg", "retpoline-freplace.svg", "retpoline-tailcall.svg", "retpoline-attach.svg"}
+	if !slices.Equal(base, want) {
+		t.Errorf("wrote %v, want %v", base, want)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "retpoline-dispatcher.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, label := range []string{"ns/op over the program alone (k0)", "full (48)", "fill=generic", "indirect call, no dispatcher"} {
+		if !bytes.Contains(svg, []byte(label)) {
+			t.Errorf("dispatcher plot lacks %q", label)
+		}
+	}
+	svg, err = os.ReadFile(filepath.Join(dir, "retpoline-tailcall.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(svg, []byte(">call=tail<")) || bytes.Contains(svg, []byte("hops=1")) {
+		t.Error("the tail-call plot does not draw the chain as one line named call=tail")
+	}
+	// The mitigations=off file has only the baseline and prog=tc: no curve.
+	if written, err := Plots(files[1], dir); err != nil || len(written) != 0 {
+		t.Errorf("plots of a file without curves: %v, %v", written, err)
+	}
+}
+
+// A file from an emulated guest (QEMU TCG) proves the code ran; its
+// timings confirm or refute nothing.
+func TestEmulatedGuest(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "retpoline.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tcg.txt")
+	if err := os.WriteFile(path, append([]byte("virt: tcg\n"), data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, why := verdicts([]*File{f})
+	if got["1.1"] != NotMeasurable || !strings.Contains(why["1.1"], "emulated") {
+		t.Errorf("claim 1.1 on an emulated guest: %v (%s), want not measurable", got["1.1"], why["1.1"])
+	}
+}
