@@ -41,3 +41,7 @@ smoke: ## run every benchmark briefly, failing if any fails (what CI does)
 compare: ## compare two results files: make compare A=old.txt B=new.txt [COL=...]
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=old.txt B=new.txt"; exit 2; }
 	$(GO) tool benchstat $(if $(COL),-col $(COL)) $(A) $(B)
+
+.PHONY: report
+report: ## verdicts on CLAIMS.md and SVG plots: make report [FILES="results/a.txt results/b.txt"] (default: newest file)
+	$(GO) run ./results/report $(or $(FILES),$(lastword $(sort $(wildcard results/*.txt))))
