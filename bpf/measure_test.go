@@ -141,9 +141,13 @@ func TestMeasureErrors(t *testing.T) {
 		t.Errorf("Measure with a failing Prepare: got %v, want it wrapped", err)
 	}
 	l.Prepare = nil
-	l.Data = []byte{1, 2, 3} // shorter than an Ethernet header
+	// More than a page plus MAX_SKB_FRAGS fragments: every kernel refuses
+	// it (EMSGSIZE before 5.18, ENOMEM since XDP test_run takes
+	// fragments). A frame shorter than an Ethernet header would not do:
+	// kernels before 5.18 run XDP programs on it.
+	l.Data = make([]byte, 1<<20)
 	if _, err := l.Measure(1000); err == nil {
-		t.Error("Measure on a 3-byte packet succeeded; the kernel should refuse it")
+		t.Error("Measure on a 1 MiB packet succeeded; the kernel should refuse it")
 	}
 }
 

@@ -383,9 +383,12 @@ func (ns *Netns) Do(fn func() error) error {
 
 // Handle returns a netlink handle whose sockets live in the namespace, for
 // configuring it without switching threads. The namespace owns it and closes
-// it on deletion. It has sockets for NETLINK_ROUTE, NETLINK_XFRM and
-// NETLINK_NETFILTER only: netlink calls needing another family would quietly
-// run in the caller's namespace, so don't make them through it.
+// it on deletion. It has a socket for NETLINK_ROUTE only: netlink calls
+// needing another family would quietly run in the caller's namespace, so
+// don't make them through it. (netlink.NewHandle's default also opens
+// NETLINK_XFRM and NETLINK_NETFILTER sockets, which fail with
+// EPROTONOSUPPORT where xfrm_user and nfnetlink are modules nobody loaded,
+// as in a minimal guest of tools/vmexec.)
 func (ns *Netns) Handle() (*netlink.Handle, error) {
 	ns.mu.Lock()
 	if ns.handle != nil {
@@ -399,7 +402,7 @@ func (ns *Netns) Handle() (*netlink.Handle, error) {
 	var h *netlink.Handle
 	err := ns.Do(func() error {
 		var err error
-		h, err = netlink.NewHandle()
+		h, err = netlink.NewHandle(unix.NETLINK_ROUTE)
 		return err
 	})
 	if err != nil {
