@@ -12,7 +12,27 @@ LDFLAGS   := -X bpfbench/bpf.Commit=$(COMMIT)
 RUNSTAMP  := $(shell date -u +%Y%m%dT%H%M%SZ)
 RESULT    ?= results/$(RUNSTAMP)-$(shell hostname -s)-$(shell uname -r)-$(LABEL).txt
 
-.PHONY: help deps generate check-generate test bench smoke compare
+# Other kernels, booted in QEMU around the test binary (tools/vmexec).
+# KERNEL is a series fetched by `make kernels` (5.10, 6.1, 6.12) or the path
+# of a bzImage; VMEXEC_CMDLINE=... adds kernel options (mitigations=off).
+KERNELS   ?= 5.10 6.1 6.12
+KERNELDIR ?= .cache/kernels
+VMKERNEL   = $(abspath $(if $(wildcard $(KERNEL)),$(KERNEL),$(KERNELDIR)/$(KERNEL)/vmlinuz))
+VMREL      = $(patsubst vmlinuz-%,%,$(notdir $(realpath $(VMKERNEL))))
+VMACCEL   ?= $(shell test -r /dev/kvm -a -w /dev/kvm && echo kvm || echo tcg)
+VMTIMEOUT ?= 60m
+# Under TCG a benchmark second takes a minute and measures nothing: vmbench
+# runs each benchmark once, briefly, unless COUNT or BENCHTIME are given.
+VMCOUNT     = $(if $(and $(filter tcg,$(VMACCEL)),$(filter file,$(origin COUNT))),1,$(COUNT))
+VMBENCHTIME = $(if $(and $(filter tcg,$(VMACCEL)),$(filter file,$(origin BENCHTIME))),1x,$(BENCHTIME))
+VMRESULT  ?= results/$(RUNSTAMP)-qemu-$(VMACCEL)-$(VMREL)-$(LABEL).txt
+# Skipped in guests: it runs every benchmark again to prove the host's
+# interfaces unchanged, and a guest has none but lo; vmsmoke runs them.
+VMSKIP    ?= ^TestScenarioHostInterfaces$$
+VMGOTEST   = KERNEL=$(VMKERNEL) VMEXEC_ACCEL=$(VMACCEL) CGO_ENABLED=0 $(GO) test -exec $(CURDIR)/tools/vmexec \
+	-ldflags '$(LDFLAGS)' -timeout $(VMTIMEOUT) -p 1
+
+.PHONY: help deps generate check-generate test bench smoke compare vmdeps kernels vmtest vmbench vmsmoke vmkernel
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -45,3 +65,25 @@ compare: ## compare two results files: make compare A=old.txt B=new.txt [COL=...
 .PHONY: report
 report: ## verdicts on CLAIMS.md and SVG plots: make report [FILES="results/a.txt results/b.txt"] (default: newest file)
 	$(GO) run ./results/report $(or $(FILES),$(lastword $(sort $(wildcard results/*.txt))))
+
+vmdeps: ## install what booting other kernels needs: QEMU, busybox, cpio (Debian/Ubuntu, as root)
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends qemu-system-x86 busybox-static cpio file xz-utils zstd kmod iproute2 debian-archive-keyring
+
+kernels: ## fetch Debian's cloud kernels KERNELS=... (default 5.10 6.1 6.12) into .cache/kernels/
+	KERNELS_DIR=$(KERNELDIR) tools/kernels $(KERNELS)
+
+vmkernel:
+	@test -n "$(KERNEL)" || { echo "set KERNEL to a series from make kernels ($(KERNELS)) or a bzImage path"; exit 2; }
+	@test -r "$(VMKERNEL)" || { echo "no kernel $(VMKERNEL): run make kernels, or give KERNEL=/path/to/bzImage"; exit 2; }
+
+vmtest: vmkernel ## run the tests in a guest: make vmtest KERNEL=6.1 [VMEXEC_CMDLINE=...]
+	$(VMGOTEST) -count 1 $(if $(VMSKIP),-skip '$(VMSKIP)') ./...
+
+vmbench: vmkernel ## run the benchmarks in a guest and save them, with skip reasons, under results/: make vmbench KERNEL=6.1 LABEL=...
+	@mkdir -p results
+	$(VMGOTEST) -run '^$$' -bench '$(BENCH)' -benchtime $(VMBENCHTIME) -count $(VMCOUNT) -v ./bench | tee $(VMRESULT)
+	@echo saved $(VMRESULT)
+
+vmsmoke: vmkernel ## run every benchmark once in a guest, with skip reasons, failing if any fails (what CI does per kernel)
+	$(VMGOTEST) -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -v ./bench
