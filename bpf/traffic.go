@@ -89,17 +89,54 @@ type Receiver struct {
 	// dispatcher is full when the receiver attaches, and the receiver is
 	// called through the dispatcher's fallback, an indirect call.
 	Fill int
+	// Ext, when set, extends the rig for another family's receiver.
+	Ext *Ext
+}
+
+// Ext is what another family adds to a Receiver: its own program on B, the
+// count of frames that reached the end of its path, and hooks that meter
+// work the rig does not see (a stage on another CPU).
+type Ext struct {
+	// Name says what the receiver is, in messages.
+	Name string
+	// Prog, when set, is attached to B in the receiver's Mode instead of
+	// the rig's program; Action and Prog are then labels. It must count
+	// every frame in RxCount, as the rig's receivers do (load it with
+	// RxCount as a map replacement).
+	Prog *ebpf.Program
+	// Echoes says Prog sends frames back out of B, to the sink on A.
+	Echoes bool
+	// Delivered, when set, returns a running count of the frames that
+	// reached the end of the path (a socket, another CPU); it replaces the
+	// rig's count of delivered frames.
+	Delivered func() (uint64, error)
+	// Before and After, when set, run around each generator call of the
+	// receiver (the test_run and the wait for its frames to settle),
+	// outside the CPU time the rig measures.
+	Before, After func() error
 }
 
 func (r Receiver) String() string {
 	if r.Action == "" {
 		return "generator only"
 	}
+	if r.Ext != nil {
+		return fmt.Sprintf("%s %s", r.Mode, r.Ext.Name)
+	}
 	return fmt.Sprintf("%s %s %s, %d fillers", r.Mode, r.Prog, r.Action, r.Fill)
 }
 
+// ownProg says the receiver brings its own program (Ext.Prog).
+func (r Receiver) ownProg() bool { return r.Ext != nil && r.Ext.Prog != nil }
+
 func (r Receiver) check() error {
 	if r.Action == "" {
+		return nil
+	}
+	if r.ownProg() {
+		if r.Mode != "native" && r.Mode != "generic" {
+			return fmt.Errorf("receiver mode %q: want native or generic", r.Mode)
+		}
 		return nil
 	}
 	if _, ok := xdpActions[r.Action]; !ok {
@@ -118,7 +155,12 @@ func (r Receiver) check() error {
 }
 
 // echoes reports whether the receiver sends frames back to A's sink.
-func (r Receiver) echoes() bool { return r.Action == "tx" || r.Action == "redirect" }
+func (r Receiver) echoes() bool {
+	if r.ownProg() {
+		return r.Ext.Echoes
+	}
+	return r.Action == "tx" || r.Action == "redirect"
+}
 
 // Traffic is the veth rig: namespace, devices, generator and receivers.
 type Traffic struct {
@@ -284,7 +326,12 @@ func (rs *Receivers) Prog(action, prog string) *ebpf.Program {
 // RxCount is the receivers' per-CPU, per-queue frame counter.
 func (rs *Receivers) RxCount() *ebpf.Map { return rs.objs.RxCount }
 
-func (t *Traffic) receiver(r Receiver) *ebpf.Program { return t.Prog(r.Action, r.Prog) }
+func (t *Traffic) receiver(r Receiver) *ebpf.Program {
+	if r.ownProg() {
+		return r.Ext.Prog
+	}
+	return t.Prog(r.Action, r.Prog)
+}
 
 // detach removes the receiver and the sink.
 func (t *Traffic) detach() error {
@@ -355,6 +402,8 @@ type Counts struct {
 	// RX and Sink are the frames the receiver and the sink saw, indexed
 	// [queue][cpu]; the last queue slot holds queues at or above 64.
 	RX, Sink [][]uint64
+	// Ext is what Receiver.Ext.Delivered counted.
+	Ext uint64
 }
 
 // Received sums c.RX; Returned sums c.Sink.
@@ -383,7 +432,7 @@ func (c Counts) Sub(o Counts) Counts {
 		}
 		return r
 	}
-	return Counts{Gen: c.Gen - o.Gen, RX: sub(c.RX, o.RX), Sink: sub(c.Sink, o.Sink)}
+	return Counts{Gen: c.Gen - o.Gen, RX: sub(c.RX, o.RX), Sink: sub(c.Sink, o.Sink), Ext: c.Ext - o.Ext}
 }
 
 // Add returns c + o.
@@ -401,7 +450,7 @@ func (c Counts) Add(o Counts) Counts {
 		}
 		return r
 	}
-	return Counts{Gen: c.Gen + o.Gen, RX: add(c.RX, o.RX), Sink: add(c.Sink, o.Sink)}
+	return Counts{Gen: c.Gen + o.Gen, RX: add(c.RX, o.RX), Sink: add(c.Sink, o.Sink), Ext: c.Ext + o.Ext}
 }
 
 // readQueues reads a per-CPU, per-queue counter map for queues 0..n-1
@@ -441,6 +490,17 @@ func (t *Traffic) Read() (Counts, error) {
 	return c, nil
 }
 
+// readFor is Read plus r's own count of delivered frames.
+func (t *Traffic) readFor(r Receiver) (Counts, error) {
+	c, err := t.Read()
+	if err == nil && r.Ext != nil && r.Ext.Delivered != nil {
+		if c.Ext, err = r.Ext.Delivered(); err != nil {
+			err = fmt.Errorf("%s: count delivered frames: %w", r, err)
+		}
+	}
+	return c, err
+}
+
 // Call is one generator call: what it made and where it arrived, and the
 // CPU time of the generating CPU.
 type Call struct {
@@ -461,6 +521,8 @@ func (c Call) Delivered(r Receiver) uint64 {
 	switch {
 	case r.Action == "":
 		return c.Gen
+	case r.Ext != nil && r.Ext.Delivered != nil:
+		return c.Ext
 	case r.echoes():
 		return c.Returned()
 	}
@@ -494,12 +556,17 @@ func (t *Traffic) Run(r Receiver, frames uint32) (Call, error) {
 	if err != nil {
 		return c, err
 	}
-	before, err := t.Read()
+	before, err := t.readFor(r)
 	if err != nil {
 		return c, err
 	}
 	var thread int64
 	err = t.NS.Do(func() error {
+		if r.Ext != nil && r.Ext.Before != nil {
+			if err := r.Ext.Before(); err != nil {
+				return fmt.Errorf("%s: before the call: %w", r, err)
+			}
+		}
 		opts := ebpf.RunOptions{
 			Data:      t.frame,
 			Repeat:    frames,
@@ -532,6 +599,11 @@ func (t *Traffic) Run(r Receiver, frames uint32) (Call, error) {
 		c.Counts = after.Sub(before)
 		c.CPU = thread + (s1 - s0)
 		c.Wall = time.Since(w0).Nanoseconds()
+		if r.Ext != nil && r.Ext.After != nil {
+			if err := r.Ext.After(); err != nil {
+				return fmt.Errorf("%s: after the call: %w", r, err)
+			}
+		}
 		return nil
 	})
 	return c, err
@@ -570,7 +642,7 @@ func (t *Traffic) settle(r Receiver, before Counts) (Counts, error) {
 	var last uint64
 	stable := 0
 	for {
-		c, err := t.Read()
+		c, err := t.readFor(r)
 		if err != nil {
 			return c, err
 		}
@@ -619,6 +691,26 @@ func ksoftirqdClock(cpu int) (int32, error) {
 	// and a kthread is a process of one thread.
 	return int32(^uint32(pid)<<3 | 2), nil
 }
+
+// KthreadClock returns the CPU-time clock, for clock_gettime, of the
+// kernel thread whose /proc/<pid>/comm is comm, such as ksoftirqd/1 or a
+// cpumap kthread: a stage of an attach run on another CPU.
+func KthreadClock(comm string) (int32, error) {
+	pid := findKthread(comm)
+	if pid <= 0 {
+		return 0, fmt.Errorf("no kernel thread %q in /proc", comm)
+	}
+	return ProcessClock(pid), nil
+}
+
+// ProcessClock returns the CPU-time clock, for clock_gettime, of process
+// pid (a kernel thread is a process of one thread), as ksoftirqdClock.
+func ProcessClock(pid int) int32 { return int32(^uint32(pid)<<3 | 2) }
+
+// ThreadClock returns the CPU-time clock, for clock_gettime, of thread tid
+// of this process: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED), which any
+// thread of the process may read.
+func ThreadClock(tid int) int32 { return int32(^uint32(tid)<<3 | 6) }
 
 var ksoftirqds = struct {
 	sync.Mutex
