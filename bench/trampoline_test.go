@@ -51,6 +51,9 @@ type trampHook struct {
 	attach string
 	// prog is the hook program in progs/trampoline.c; "" for the baseline.
 	prog string
+	// feature names what attaching needs, for the skip message of a
+	// kernel that lacks it.
+	feature string
 	// require skips the row on kernels that lack the hook.
 	require func(tb testing.TB)
 	// link attaches the hook program.
@@ -68,10 +71,10 @@ var trampHooks = []trampHook{
 	{target: "helper", attach: "kretprobe", prog: "helper_kretprobe", require: requireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
 		return link.Kretprobe(trampHelper, p, nil)
 	}},
-	{target: "helper", attach: "kprobe-multi", prog: "helper_kprobe_multi", link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "kprobe-multi", prog: "helper_kprobe_multi", feature: "kprobe-multi links: Linux 5.18 with CONFIG_FPROBE", link: func(p *ebpf.Program) (link.Link, error) {
 		return link.KprobeMulti(p, link.KprobeMultiOptions{Symbols: []string{trampHelper}})
 	}},
-	{target: "helper", attach: "kretprobe-multi", prog: "helper_kretprobe_multi", link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "kretprobe-multi", prog: "helper_kretprobe_multi", feature: "kprobe-multi links: Linux 5.18 with CONFIG_FPROBE", link: func(p *ebpf.Program) (link.Link, error) {
 		return link.KretprobeMulti(p, link.KprobeMultiOptions{Symbols: []string{trampHelper}})
 	}},
 	{target: "kfunc", attach: "none"},
@@ -105,7 +108,7 @@ var trampDrivers = map[string]string{"helper": "drive_helper", "kfunc": "drive_k
 //     a dispatcher program calling N global functions that freplace (Linux
 //     5.6) replaced with small XDP programs, against attach=inline/chain=N,
 //     the same work in one program. delta-ns/prog is the cost per link.
-//   - target=helper|kfunc/attach=...: the kernel selftests' trigger
+//   - target=helper|kfunc/attach=.../progs=1: the kernel selftests' trigger
 //     benchmark. A raw_tp driver run by test_run calls a kernel function in
 //     a bpf_loop (bpf_get_numa_node_id, or bpf_modify_return_test_tp which
 //     fires the bpf_trigger_tp tracepoint); ns/op is per call, and
@@ -140,7 +143,11 @@ func BenchmarkTrampoline(b *testing.B) {
 		}
 	}
 	for _, h := range trampHooks {
-		b.Run(fmt.Sprintf("target=%s/attach=%s", h.target, h.attach), func(b *testing.B) {
+		n := 1
+		if h.prog == "" {
+			n = 0
+		}
+		b.Run(fmt.Sprintf("target=%s/attach=%s/progs=%d", h.target, h.attach, n), func(b *testing.B) {
 			f.benchKernelHook(b, h)
 		})
 	}
@@ -372,7 +379,11 @@ func (f *trampolineFamily) benchKernelHook(b *testing.B, h trampHook) {
 			b.Error(err)
 		}
 	})
-	bpf.Require(b, sw.attach(), fmt.Sprintf("attach %s (%s)", h.prog, h.attach))
+	doing := "attach " + h.prog
+	if h.feature != "" {
+		doing += " (" + h.feature + ")"
+	}
+	bpf.Require(b, sw.attach(), doing)
 	failpoint(b, "trampoline-attached")
 	bpf.Bench(b, loop(1, sw.attach), loop(0, sw.detach), benchOptions())
 }
@@ -382,7 +393,14 @@ func (f *trampolineFamily) driver(tb testing.TB, target string) *ebpf.Program {
 	tb.Helper()
 	requireRoot(tb)
 	bpf.Require(tb, features.HaveProgramHelper(ebpf.RawTracepoint, asm.FnLoop), "bpf_loop in a raw_tp program (Linux 5.17)")
-	return f.load(tb, trampDrivers[target], nil)
+	name := trampDrivers[target]
+	p, err := f.tryLoad(name, nil)
+	if target == "kfunc" && errors.Is(err, ebpf.ErrNotSupported) {
+		tb.Skipf("driver %s: this kernel lacks the kfunc bpf_modify_return_test_tp and its tracepoint bpf_trigger_tp (Linux 6.10): %v", name, err)
+	}
+	requireLoaded(tb, err, f.spec.Programs[name])
+	tb.Cleanup(func() { p.Close() })
+	return p
 }
 
 // errRefused marks a program load the kernel refused before verifying the
@@ -413,7 +431,7 @@ func requireLoaded(tb testing.TB, err error, ps *ebpf.ProgramSpec) {
 	if errors.Is(err, errRefused) {
 		tb.Skip(err)
 	}
-	bpf.Require(tb, err, "load "+ps.SectionName)
+	bpf.Require(tb, err, fmt.Sprintf("load %s (%s)", ps.Name, ps.SectionName))
 }
 
 // progTypeName is the kernel's name for ps's program type.
@@ -809,7 +827,11 @@ func requireNoTrampolinePrograms(t *testing.T) {
 	}
 }
 
-// TestTrampolineLeavesNothing runs every row once, as a user would, and
+// trampolineEveryKind selects a row of every kind: every baseline, every
+// hook with one program, both with two, and chains of one.
+const trampolineEveryKind = "^BenchmarkTrampoline$///^(progs=[012]|chain=1)$"
+
+// TestTrampolineLeavesNothing runs a row of every kind once, as a user would, and
 // checks that no link, namespace, XDP attachment or program of the family
 // is left.
 func TestTrampolineLeavesNothing(t *testing.T) {
@@ -818,7 +840,7 @@ func TestTrampolineLeavesNothing(t *testing.T) {
 	if n := trampolinePrograms(t); n != 0 {
 		t.Fatalf("%d programs of the trampoline family are loaded before the run", n)
 	}
-	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench=^BenchmarkTrampoline$", "-test.benchtime=1x")
+	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench="+trampolineEveryKind, "-test.benchtime=1x")
 	if err != nil {
 		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
 	}
@@ -829,13 +851,13 @@ func TestTrampolineLeavesNothing(t *testing.T) {
 	requireNoTrampolinePrograms(t)
 }
 
-// TestTrampolineCleanupOnFailure fails every row of the family once its
-// hooks are attached and checks that nothing is left.
+// TestTrampolineCleanupOnFailure fails a row of every kind once its hooks
+// are attached and checks that nothing is left.
 func TestTrampolineCleanupOnFailure(t *testing.T) {
 	requireRoot(t)
 	before := snapshot(t)
 	stdout, stderr, err := runSuite(t, []string{failEnv + "=trampoline-attached"},
-		"-test.run=^$", "-test.bench=^BenchmarkTrampoline$", "-test.benchtime=1x", "-test.v")
+		"-test.run=^$", "-test.bench="+trampolineEveryKind, "-test.benchtime=1x", "-test.v")
 	if err == nil {
 		// Fine only if no row could attach anything here.
 		if strings.Contains(stdout, "delta-ns/op") {
