@@ -34,6 +34,13 @@ var Units = []string{
 	"Unit lost-frac better=lower assume=nothing",
 	"Unit rx-bound better=higher assume=exact",
 	"Unit rx-cpu-busy assume=nothing",
+	// BenchmarkAFXDP, BenchmarkCpumap, BenchmarkUDP: the stage on the other
+	// CPU (the AF_XDP application, the cpumap kthread, the UDP receiver).
+	"Unit remote-ns/pkt better=lower assume=nothing",
+	"Unit remote-pps better=higher assume=nothing",
+	"Unit remote-cpu-busy assume=nothing",
+	"Unit remote-bound better=higher assume=exact",
+	"Unit calls/s better=higher assume=nothing",
 }
 
 // BenchOptions control how a Loop is benchmarked.

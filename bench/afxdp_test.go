@@ -1,0 +1,389 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"bpfbench/bpf"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/sys/unix"
+)
+
+// afxdpVariant is one row of the AF_XDP family: an application (rxdrop:
+// frames dropped; l2fwd: frames sent back out with their MAC addresses
+// swapped) done in the kernel by XDP or in user space through an AF_XDP
+// socket in copy or zero-copy mode.
+type afxdpVariant struct{ app, mode string }
+
+func (v afxdpVariant) name() string { return fmt.Sprintf("app=%s/mode=%s", v.app, v.mode) }
+
+// afxdpVariants is the table: each application's in-kernel row first (its
+// baseline: XDP_DROP, or XDP_TX with the MAC addresses swapped), then the
+// socket's modes. veth has no zero-copy: that row skips saying why.
+var afxdpVariants = []afxdpVariant{
+	{"rxdrop", "kernel"}, {"rxdrop", "copy"}, {"rxdrop", "zerocopy"},
+	{"l2fwd", "kernel"}, {"l2fwd", "copy"}, {"l2fwd", "zerocopy"},
+}
+
+// kernelReceiver is the XDP program that does app in the kernel.
+func (v afxdpVariant) kernelReceiver() bpf.Receiver {
+	if v.app == "l2fwd" {
+		return bpf.Receiver{Action: "tx", Mode: "native", Prog: "touch"}
+	}
+	return bpf.Receiver{Action: "drop", Mode: "native", Prog: "drop"}
+}
+
+// BenchmarkAFXDP answers: what does it cost per packet to hand frames to
+// user space through an AF_XDP socket instead of dropping or forwarding
+// them in XDP (CLAIMS.md §3: rx-drop in copy mode 13.07 Mpps = 76.5 ns per
+// packet against XDP_DROP's 29.2 ns; l2fwd 3.20 Mpps against XDP_TX's
+// 14.53)?
+//
+// On the attach rig (bpf.Traffic), xsk_redirect (progs/afxdp.c) runs natively
+// on the receiving veth and redirects every frame through an XSKMAP to an
+// AF_XDP socket bound to the RX queue the generator's CPU fills; veth has no
+// zero-copy, so the kernel copies each frame into the socket's UMEM and
+// posts a descriptor on its RX ring (the same CPU that generates, as for
+// every receiver of the rig). The application, on a thread pinned to the
+// other CPU, returns the frames to the fill ring (rxdrop) or swaps their MAC
+// addresses and sends them back out through the TX ring and sendto (l2fwd;
+// in copy mode the kernel builds an skb per frame in that call, and the
+// rig's sink on the sending end counts what comes back).
+//
+// Each socket row is measured in rounds with the generator alone and with
+// its application's in-kernel row, so besides the rig's metrics
+// (ns/pkt, rx-ns/pkt: the generating CPU) it reports delta-ns/pkt: what the
+// generating CPU pays per packet to hand the frame to the socket instead of
+// dropping or transmitting it in XDP. The application's side is the remote
+// stage (remote-ns/pkt: its busy time per packet; remote-cpu-busy;
+// remote-bound: 1 when it could not keep up, so remote-pps is its rate).
+// Which side is the bottleneck is said on stderr: a pps figure is only the
+// rate of the side that limits it (CLAIMS.md §5).
+func BenchmarkAFXDP(b *testing.B) {
+	requireRoot(b)
+	o := benchOptions()
+	appCPU := otherCPU(o.CPU)
+	if appCPU < 0 {
+		b.Skip("the AF_XDP family needs two CPUs: the application runs on the one the generator does not use")
+	}
+	t := bpf.NewTraffic(b, 2)
+	spec, err := bpf.LoadAfxdp()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var objs bpf.AfxdpObjects
+	bpf.Require(b, spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{
+		MapReplacements: map[string]*ebpf.Map{bpf.AfxdpMapRxCount: t.RxCount()},
+	}), "load the AF_XDP redirect program")
+	b.Cleanup(func() { objs.Close() })
+	// veth puts a frame on the RX queue of the CPU that sent it.
+	queue := o.CPU % t.Queues
+
+	for _, v := range afxdpVariants {
+		var msg string
+		b.Run(v.name(), func(b *testing.B) {
+			kernel := v.kernelReceiver()
+			if v.mode == "kernel" {
+				res, err := t.Bench(b.N, kernel, nil, o, b.ResetTimer)
+				if err != nil {
+					b.Fatal(err)
+				}
+				reportAttach(b, kernel, res)
+				msg = attachVerdict(kernel, res)
+				return
+			}
+			x := openXSK(b, t, queue, v.mode == "zerocopy")
+			if err := objs.Xsks.Put(uint32(queue), uint32(x.FD())); err != nil {
+				b.Fatalf("put the AF_XDP socket in the XSKMAP at queue %d: %v", queue, err)
+			}
+			stats0, err := x.Stats()
+			if err != nil {
+				b.Fatal(err)
+			}
+			work := serveXSK(b, x, v.app, appCPU)
+			// A packet is done when it is dropped (rxdrop) or its send
+			// has completed (l2fwd).
+			done := &x.Received
+			if v.app == "l2fwd" {
+				done = &x.Completed
+			}
+			app := &stage{read: func() (uint64, int64, error) {
+				ns, err := work()
+				return done.Load(), ns, err
+			}}
+			delivered := func() (uint64, error) { return x.Received.Load(), nil }
+			if v.app == "l2fwd" {
+				// What came back to the sending end, where the sink counts it.
+				delivered = func() (uint64, error) {
+					c, err := t.Read()
+					return c.Returned(), err
+				}
+			}
+			r := bpf.Receiver{Action: "xsk", Mode: "native", Prog: v.app, Ext: &bpf.Ext{
+				Name:      fmt.Sprintf("AF_XDP %s %s, queue %d", v.mode, v.app, queue),
+				Prog:      objs.XskRedirect,
+				Echoes:    v.app == "l2fwd",
+				Delivered: app.watch(delivered),
+				Before:    app.before,
+				After:     app.after,
+			}}
+			res, err := t.Bench(b.N, r, &kernel, o, func() { b.ResetTimer(); app.reset() })
+			if err != nil {
+				b.Fatal(err)
+			}
+			stats1, err := x.Stats()
+			if err != nil {
+				b.Fatal(err)
+			}
+			reportAttach(b, r, res)
+			app.report(b, res.LostFrac)
+			msg = afxdpVerdict(r, res, app, appCPU, xskStatsDiff(stats1, stats0))
+		})
+		if msg != "" {
+			fmt.Fprintf(os.Stderr, "AFXDP/%s: %s\n", v.name(), msg)
+		}
+	}
+}
+
+// openXSK binds a socket to queue of the rig's receiving end, from inside
+// its namespace, and registers closing it. A zero-copy socket the driver
+// refuses skips, naming the errno (veth: EOPNOTSUPP, it has no zero-copy
+// support); every other error fails.
+func openXSK(tb testing.TB, t *bpf.Traffic, queue int, zerocopy bool) *bpf.XSK {
+	tb.Helper()
+	var x *bpf.XSK
+	err := t.NS.Do(func() error {
+		var err error
+		x, err = bpf.NewXSK(bpf.XSKConfig{Ifindex: t.Pair.B.Index, Queue: queue, Zerocopy: zerocopy})
+		return err
+	})
+	if zerocopy && errors.Is(err, unix.EOPNOTSUPP) {
+		tb.Skipf("%s: %v: the driver has no AF_XDP zero-copy support", t.Pair.B.Name, err)
+	}
+	if err != nil {
+		tb.Fatalf("%s: %v", t.Pair.B.Name, err)
+	}
+	tb.Cleanup(func() {
+		if err := x.Close(); err != nil {
+			tb.Errorf("close AF_XDP socket: %v", err)
+		}
+	})
+	return x
+}
+
+// serveXSK runs app on x on a thread pinned to cpu until tb's cleanup,
+// which stops it before the socket closes (cleanups run last-in first-out),
+// and returns a running count of the ns the application worked: its
+// thread's CPU time minus its empty polls (it spins, as xdpsock does, so
+// that the kernel never has to wake it) at the cost of one, measured while
+// no frames come, plus the CPU's ksoftirqd (an l2fwd send runs the
+// receiving end's softirq on this CPU, and what it defers goes there).
+// CPU time, not wall time: time other tasks held the CPU is not the
+// application's.
+func serveXSK(tb testing.TB, x *bpf.XSK, app string, cpu int) func() (int64, error) {
+	tb.Helper()
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var err error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		err = bpf.Pinned(cpu, func() error { return x.Serve(app, &stop) })
+	}()
+	tb.Cleanup(func() {
+		stop.Store(true)
+		wg.Wait()
+		if err != nil {
+			tb.Errorf("AF_XDP %s on CPU %d: %v", app, cpu, err)
+		}
+	})
+	for deadline := time.Now().Add(time.Second); x.TID.Load() == 0; time.Sleep(100 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("AF_XDP %s did not start on CPU %d", app, cpu)
+		}
+	}
+	soft, err := bpf.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	thread := bpf.ThreadClock(int(x.TID.Load()))
+	// Calibrate an empty poll.
+	time.Sleep(2 * time.Millisecond)
+	c0, err := clockNs(thread)
+	e0 := x.Empty.Load()
+	time.Sleep(20 * time.Millisecond)
+	c1, err1 := clockNs(thread)
+	e1 := x.Empty.Load()
+	if err = errors.Join(err, err1); err != nil {
+		tb.Fatalf("AF_XDP application's CPU time: %v", err)
+	}
+	if e1 <= e0 || c1 <= c0 {
+		tb.Fatalf("AF_XDP %s on CPU %d made %d empty polls in %d ns of CPU time while no frames came: it does not spin", app, cpu, e1-e0, c1-c0)
+	}
+	perEmpty := float64(c1-c0) / float64(e1-e0)
+	return func() (int64, error) {
+		c, err := clockNs(thread)
+		if err != nil {
+			return 0, err
+		}
+		s, err := clockNs(soft)
+		return c + s - int64(perEmpty*float64(x.Empty.Load())), err
+	}
+}
+
+// clockNs reads a CPU-time clock.
+func clockNs(clock int32) (int64, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(clock, &ts); err != nil {
+		return 0, fmt.Errorf("read CPU clock %d: %w", clock, err)
+	}
+	return ts.Nano(), nil
+}
+
+func xskStatsDiff(a, b unix.XDPStatistics) unix.XDPStatistics {
+	return unix.XDPStatistics{
+		Rx_dropped:               a.Rx_dropped - b.Rx_dropped,
+		Rx_invalid_descs:         a.Rx_invalid_descs - b.Rx_invalid_descs,
+		Tx_invalid_descs:         a.Tx_invalid_descs - b.Tx_invalid_descs,
+		Rx_ring_full:             a.Rx_ring_full - b.Rx_ring_full,
+		Rx_fill_ring_empty_descs: a.Rx_fill_ring_empty_descs - b.Rx_fill_ring_empty_descs,
+		Tx_ring_empty_descs:      a.Tx_ring_empty_descs - b.Tx_ring_empty_descs,
+	}
+}
+
+// afxdpVerdict says which side limited a socket row and so which of its
+// figures is a rate.
+func afxdpVerdict(r bpf.Receiver, res bpf.TrafficResult, app *stage, cpu int, s unix.XDPStatistics) string {
+	msg := app.verdict("the AF_XDP application", cpu, res.LostFrac, "on the way")
+	if res.RxBound {
+		msg += fmt.Sprintf("\n  KERNEL-BOUND: delta-ns/pkt (%.1f ± %.1f) is what handing a frame to the socket costs the receiving CPU over the in-kernel row", res.Delta, res.DeltaCI95)
+	}
+	return msg + "\n  " + attachVerdict(r, res) +
+		fmt.Sprintf("\n  socket: rx_dropped %d, rx_ring_full %d, rx_fill_ring_empty_descs %d, rx_invalid_descs %d, tx_invalid_descs %d",
+			s.Rx_dropped, s.Rx_ring_full, s.Rx_fill_ring_empty_descs, s.Rx_invalid_descs, s.Tx_invalid_descs)
+}
+
+// otherCPU is a CPU other than cpu for a remote stage (the highest one
+// below it, wrapping), or -1 on a machine with one.
+func otherCPU(cpu int) int {
+	n := runtime.NumCPU()
+	if n < 2 {
+		return -1
+	}
+	return (cpu + n - 1) % n
+}
+
+// familyRun is a benchmark family run as a user runs it, read as benchstat
+// reads it.
+type familyRun struct {
+	results map[string]*benchfmt.Result // by name, without -<procs>
+	order   []string
+	units   benchfmt.UnitMetadataMap
+	skips   map[string]string // sub-benchmark name: reason
+	stderr  string
+}
+
+// runFamily runs the benchmarks bench selects briefly (-benchtime 100x,
+// verbose so that skips say why) and parses the output.
+func runFamily(t *testing.T, bench string) familyRun {
+	t.Helper()
+	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench="+bench, "-test.benchtime=100x", "-test.v")
+	if err != nil {
+		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
+	}
+	run := familyRun{results: map[string]*benchfmt.Result{}, skips: map[string]string{}, stderr: stderr}
+	// -test.v adds "=== RUN" lines, a line with each benchmark's bare name
+	// (which benchfmt would call malformed), and skip reasons under
+	// "--- SKIP: name".
+	var keep []string
+	lines := strings.Split(stdout, "\n")
+	for i, l := range lines {
+		if name, ok := strings.CutPrefix(l, "--- SKIP: Benchmark"); ok && i > 0 {
+			run.skips[strings.TrimSpace(name)] = strings.TrimSpace(lines[i-1])
+		}
+		if strings.HasPrefix(l, "Benchmark") && !strings.ContainsAny(l, " \t") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	r := benchfmt.NewReader(strings.NewReader(strings.Join(keep, "\n")), "suite")
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			name := string(rec.Name.Full())
+			name = name[:strings.LastIndex(name, "-")]
+			run.results[name] = rec.Clone()
+			run.order = append(run.order, name)
+		case *benchfmt.SyntaxError:
+			t.Errorf("benchfmt: %v", rec)
+		}
+	}
+	run.units = r.Units()
+	requireNoConfigLines(t, stderr)
+	return run
+}
+
+// requireUnits fails unless result name reports every unit.
+func (f familyRun) requireUnits(t *testing.T, name string, units ...string) {
+	t.Helper()
+	res := f.results[name]
+	if res == nil {
+		t.Errorf("no result %s (have %q; skipped: %v)", name, f.order, f.skips)
+		return
+	}
+	for _, u := range units {
+		if _, ok := res.Value(u); !ok {
+			t.Errorf("%s lacks %s", name, u)
+		}
+	}
+}
+
+// TestAFXDPOutputParses runs the AF_XDP family as a user would: every row
+// but zero-copy gives a result, the zero-copy rows skip naming the bind
+// error, socket rows carry the paired delta and the application's stage,
+// and the run leaves nothing behind.
+func TestAFXDPOutputParses(t *testing.T) {
+	requireRoot(t)
+	before := snapshot(t)
+	f := runFamily(t, "^BenchmarkAFXDP$")
+	want := []string{"AFXDP/app=rxdrop/mode=kernel", "AFXDP/app=rxdrop/mode=copy", "AFXDP/app=l2fwd/mode=kernel", "AFXDP/app=l2fwd/mode=copy"}
+	if !slices.Equal(f.order, want) {
+		t.Errorf("results %q, want %q", f.order, want)
+	}
+	for _, name := range want {
+		f.requireUnits(t, name, "pps", "sec/pkt", "gen-sec/pkt", "rx-sec/pkt", "lost-pkts", "lost-frac")
+		if strings.HasSuffix(name, "copy") {
+			f.requireUnits(t, name, "delta-sec/pkt", "remote-sec/pkt", "remote-cpu-busy", "remote-bound")
+			if v, _ := f.results[name].Value("remote-bound"); v == 1 {
+				f.requireUnits(t, name, "remote-pps")
+			}
+		} else if _, ok := f.results[name].Value("remote-sec/pkt"); ok {
+			t.Errorf("%s, in the kernel, reports a user-space stage", name)
+		}
+	}
+	for _, app := range []string{"rxdrop", "l2fwd"} {
+		name := "AFXDP/app=" + app + "/mode=zerocopy"
+		if reason, ok := f.skips[name]; !ok || !strings.Contains(reason, "XDP_ZEROCOPY") || !strings.Contains(reason, unix.EOPNOTSUPP.Error()) {
+			t.Errorf("%s: skipped %v, reason %q: want the bind error", name, ok, reason)
+		}
+	}
+	for unit, better := range map[string]string{"remote-sec/pkt": "lower", "remote-pps": "higher", "remote-bound": "higher"} {
+		if u := f.units[benchfmt.UnitMetadataKey{Unit: unit, Key: "better"}]; u == nil || u.Value != better {
+			t.Errorf("no Unit line says %s is better %s", unit, better)
+		}
+	}
+	if !strings.Contains(f.stderr, "socket: rx_dropped") || !strings.Contains(f.stderr, "the AF_XDP application on CPU") {
+		t.Errorf("stderr does not say what the socket and the application did:\n%s", f.stderr)
+	}
+	requireSameState(t, before)
+}

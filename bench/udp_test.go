@@ -1,0 +1,321 @@
+package bench
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"bpfbench/bpf"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/sys/unix"
+)
+
+// udpVariant is one row of the UDP family: how a socket receives the
+// rig's datagrams, or none (no socket: the stack drops them at UDP).
+type udpVariant struct{ recv string }
+
+func (v udpVariant) name() string { return "recv=" + v.recv }
+
+// udpVariants is the table: the in-kernel path alone first (the stack
+// takes each frame up to the UDP lookup and drops it, Udp NoPorts), then a
+// socket read one datagram per recv call (udpgso_bench_rx, CLAIMS.md §5) and
+// up to 64 per recvmmsg call.
+var udpVariants = []udpVariant{{"none"}, {"recv"}, {"recvmmsg"}}
+
+// udpBudget is how many datagrams the receiver reads after each poll
+// before polling again, as udpgso_bench_rx's do_flush_udp; udpBatch is
+// recvmmsg's vector.
+const (
+	udpBudget = 256
+	udpBatch  = 64
+)
+
+// skMeminfoDrops is SK_MEMINFO_DROPS (include/uapi/linux/sock_diag.h): the
+// socket's sk_drops in SO_MEMINFO, datagrams dropped at a full receive
+// buffer (what Udp RcvbufErrors counts for the whole namespace).
+const skMeminfoDrops, skMeminfoVars = 8, 9
+
+// BenchmarkUDP answers: how many datagrams per second, and ns per
+// datagram, does an unconnected UDP socket's receive loop take on one CPU
+// when it is the bottleneck (CLAIMS.md §5: udpgso_bench_rx, ~1.1M calls/s,
+// and a result from a receiver that was not CPU-bound is no result)?
+//
+// On the attach rig (bpf.Traffic) the receiving veth passes the generator's
+// frames to the stack (a native XDP_PASS, as BenchmarkAttach's action=pass),
+// which delivers them on the generating CPU to a socket bound to the
+// namespace's own address and the frames' port. The receive loop runs on a
+// thread pinned to the other CPU, as udpgso_bench_rx does: poll, then read
+// until the socket is empty or 256 datagrams were read, with recv (one
+// datagram per call, the payload copied) or recvmmsg (up to 64).
+//
+// The receiving thread is the remote stage: remote-ns/pkt is its CPU time
+// (and its CPU's ksoftirqd's) per datagram, calls/s the calls that returned
+// data per second of it, remote-pps = 1e9/remote-ns/pkt. Those are the
+// receiver's rate only if it was saturated: busy at least 90% of the time
+// and datagrams dropped at its full receive buffer (at least 1%: the sender
+// outran it). A row that was not saturated skips with its figures in the
+// reason and prints no result (CLAIMS.md §5). The rig's metrics (ns/pkt,
+// rx-ns/pkt) are the generating CPU's: generating, and the stack up to the
+// socket. The first row has no socket: the namespace's Udp NoPorts counter
+// must count every frame.
+func BenchmarkUDP(b *testing.B) {
+	requireRoot(b)
+	o := benchOptions()
+	cpu := otherCPU(o.CPU)
+	if cpu < 0 {
+		b.Skip("the UDP family needs two CPUs: the receiver runs on the one the generator does not use")
+	}
+	t := bpf.NewTraffic(b, 2)
+	snmp := openSNMP(b, t.NS)
+	for _, v := range udpVariants {
+		var msg string
+		b.Run(v.name(), func(b *testing.B) {
+			r := bpf.Receiver{Action: "pass", Mode: "native", Prog: "drop"}
+			if v.recv == "none" {
+				r.Ext = &bpf.Ext{Name: "XDP_PASS to the stack, no socket (Udp NoPorts)", Delivered: func() (uint64, error) { return snmp.read("Udp", "NoPorts") }}
+				res, err := t.Bench(b.N, r, nil, o, b.ResetTimer)
+				if err != nil {
+					b.Fatal(err)
+				}
+				reportAttach(b, r, res)
+				msg = attachVerdict(r, res) + fmt.Sprintf("\n  Udp NoPorts counted %d of %d frames the receiver passed", res.Total.Delivered(r), res.Total.Received())
+				return
+			}
+			fd := openUDP(b, t.NS)
+			rx := &udpReceiver{fd: fd, call: v.recv}
+			work := rx.start(b, cpu)
+			st := &stage{read: func() (uint64, int64, error) {
+				ns, err := work()
+				return rx.dgrams.Load(), ns, err
+			}}
+			// Calls and socket drops over the same calls as st.
+			var calls, drops, c0, d0 uint64
+			before := func() error {
+				c0 = rx.calls.Load()
+				d, err := sockDrops(fd)
+				d0 = d
+				return joinErr(err, st.before())
+			}
+			after := func() error {
+				d, err := sockDrops(fd)
+				calls += rx.calls.Load() - c0
+				drops += d - d0
+				return joinErr(err, st.after())
+			}
+			r.Ext = &bpf.Ext{
+				Name:      fmt.Sprintf("XDP_PASS to a UDP socket read with %s on CPU %d", v.recv, cpu),
+				Delivered: st.watch(func() (uint64, error) { return rx.dgrams.Load(), nil }),
+				Before:    before,
+				After:     after,
+			}
+			res, err := t.Bench(b.N, r, nil, o, func() { b.ResetTimer(); st.reset(); calls, drops = 0, 0 })
+			if err != nil {
+				b.Fatal(err)
+			}
+			if st.pkts == 0 {
+				b.Fatalf("the socket received nothing (generated %d, passed %d, dropped at the socket %d)", res.Total.Gen, res.Total.Received(), drops)
+			}
+			dropFrac := float64(drops) / float64(st.pkts+drops)
+			callsPerSec := float64(calls) / (float64(st.busy) / 1e9)
+			figures := fmt.Sprintf("%.3g calls/s, %.1f datagrams per call; %d datagrams dropped at its full receive buffer; the generating CPU spends %.1f ns per datagram (generating and the stack)",
+				callsPerSec, float64(st.pkts)/float64(max(calls, 1)), drops, res.Ns)
+			verdict := st.verdict("the receive loop", cpu, dropFrac, "at its full receive buffer")
+			if !st.bound(dropFrac) {
+				b.Skipf("NOT SATURATED, no result (a rate needs the receiver busy at least %.0f%% of the time and at least %.0f%% of datagrams dropped at its socket): %s; %s",
+					100*stageBusy, 100*bpf.MaxLostFrac, verdict, figures)
+			}
+			reportAttach(b, r, res)
+			st.report(b, dropFrac)
+			b.ReportMetric(callsPerSec, "calls/s")
+			msg = verdict + "; " + figures
+			if other := int64(res.Lost) - int64(drops); float64(other) > bpf.MaxLostFrac*float64(res.Total.Gen) {
+				msg += fmt.Sprintf("\n  %d frames were lost before the socket", other)
+			}
+			msg += "\n  " + attachVerdict(r, res)
+		})
+		if msg != "" {
+			fmt.Fprintf(os.Stderr, "UDP/%s: %s\n", v.name(), msg)
+		}
+	}
+}
+
+func joinErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// openUDP opens an unconnected UDP socket in ns, bound to the address and
+// port the rig's frames go to, and registers closing it.
+func openUDP(tb testing.TB, ns *bpf.Netns) int {
+	tb.Helper()
+	var fd int
+	err := ns.Do(func() error {
+		var err error
+		fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("UDP socket: %w", err)
+		}
+		sa := &unix.SockaddrInet4{Port: 9, Addr: bpf.DstIP}
+		if err := unix.Bind(fd, sa); err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("bind UDP socket to %v:%d: %w", net.IP(bpf.DstIP[:]), sa.Port, err)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("%s: %v", ns.Name, err)
+	}
+	tb.Cleanup(func() { unix.Close(fd) })
+	return fd
+}
+
+// sockDrops is the socket's count of datagrams dropped at its full
+// receive buffer.
+func sockDrops(fd int) (uint64, error) {
+	var mem [skMeminfoVars]uint32
+	l := uint32(unsafe.Sizeof(mem))
+	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_MEMINFO, uintptr(unsafe.Pointer(&mem)), uintptr(unsafe.Pointer(&l)), 0)
+	if errno != 0 {
+		return 0, fmt.Errorf("SO_MEMINFO: %w", errno)
+	}
+	return uint64(mem[skMeminfoDrops]), nil
+}
+
+// udpReceiver is the receive loop.
+type udpReceiver struct {
+	fd   int
+	call string // recv or recvmmsg
+
+	dgrams, calls atomic.Uint64
+	tid           atomic.Int32
+}
+
+// start runs the loop on a thread pinned to cpu until tb's cleanup, and
+// returns a running count of its CPU time (the thread's, which leaves out
+// the time it sleeps in poll, and the CPU's ksoftirqd's).
+func (u *udpReceiver) start(tb testing.TB, cpu int) func() (int64, error) {
+	tb.Helper()
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var err error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		err = bpf.Pinned(cpu, func() error { return u.serve(&stop) })
+	}()
+	tb.Cleanup(func() {
+		stop.Store(true)
+		wg.Wait()
+		if err != nil {
+			tb.Errorf("UDP %s loop on CPU %d: %v", u.call, cpu, err)
+		}
+	})
+	for deadline := time.Now().Add(time.Second); u.tid.Load() == 0; time.Sleep(100 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("UDP receiver did not start on CPU %d", cpu)
+		}
+	}
+	soft, serr := bpf.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
+	if serr != nil {
+		tb.Fatal(serr)
+	}
+	thread := bpf.ThreadClock(int(u.tid.Load()))
+	return func() (int64, error) {
+		c, err := clockNs(thread)
+		if err != nil {
+			return 0, err
+		}
+		s, err := clockNs(soft)
+		return c + s, err
+	}
+}
+
+// serve is udpgso_bench_rx's loop: poll (10 ms at most, to notice stop),
+// then read until the socket is empty or udpBudget datagrams were read.
+// The reads are raw system calls: MSG_DONTWAIT never blocks, and the Go
+// runtime's bookkeeping around a blocking call would be measured with them.
+func (u *udpReceiver) serve(stop *atomic.Bool) error {
+	u.tid.Store(int32(unix.Gettid()))
+	const size = 2048
+	bufs := make([]byte, udpBatch*size)
+	iovs := make([]unix.Iovec, udpBatch)
+	msgs := make([]unix.Mmsghdr, udpBatch)
+	for i := range msgs {
+		iovs[i].Base = &bufs[i*size]
+		iovs[i].SetLen(size)
+		msgs[i].Hdr.Iov = &iovs[i]
+		msgs[i].Hdr.Iovlen = 1
+	}
+	pfd := []unix.PollFd{{Fd: int32(u.fd), Events: unix.POLLIN}}
+	for !stop.Load() {
+		if _, err := unix.Poll(pfd, 10); err != nil && err != unix.EINTR {
+			return fmt.Errorf("poll: %w", err)
+		}
+		for budget := udpBudget; budget > 0; {
+			var n uintptr
+			var errno unix.Errno
+			if u.call == "recvmmsg" {
+				n, _, errno = unix.RawSyscall6(unix.SYS_RECVMMSG, uintptr(u.fd), uintptr(unsafe.Pointer(&msgs[0])), udpBatch, unix.MSG_DONTWAIT, 0, 0)
+			} else {
+				_, _, errno = unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(u.fd), uintptr(unsafe.Pointer(&bufs[0])), size, unix.MSG_TRUNC|unix.MSG_DONTWAIT, 0, 0)
+				n = 1
+			}
+			if errno == unix.EAGAIN {
+				break
+			}
+			if errno != 0 {
+				return fmt.Errorf("%s: %w", u.call, errno)
+			}
+			u.dgrams.Add(uint64(n))
+			u.calls.Add(1)
+			budget -= int(n)
+		}
+	}
+	return nil
+}
+
+// TestUDPOutputParses runs the UDP family as a user would. The row without
+// a socket gives a result in which Udp NoPorts counted every frame (no
+// frame lost). Each socket row either gives a result that says its
+// receiver was the bottleneck (remote-bound 1, with calls/s and
+// remote-pps) or skips saying it was not saturated: never a result from an
+// unsaturated receiver.
+func TestUDPOutputParses(t *testing.T) {
+	requireRoot(t)
+	before := snapshot(t)
+	f := runFamily(t, "^BenchmarkUDP$")
+	f.requireUnits(t, "UDP/recv=none", "pps", "sec/pkt", "rx-sec/pkt", "lost-pkts")
+	if res := f.results["UDP/recv=none"]; res != nil {
+		if lost, _ := res.Value("lost-pkts"); lost != 0 {
+			t.Errorf("Udp NoPorts missed %v frames", lost)
+		}
+	}
+	for _, recv := range []string{"recv", "recvmmsg"} {
+		name := "UDP/recv=" + recv
+		res, reason := f.results[name], f.skips[name]
+		switch {
+		case res != nil && reason != "":
+			t.Errorf("%s both gave a result and skipped", name)
+		case res != nil:
+			f.requireUnits(t, name, "remote-sec/pkt", "remote-pps", "calls/s", "remote-cpu-busy", "remote-bound")
+			if v, _ := res.Value("remote-bound"); v != 1 {
+				t.Errorf("%s: a result with remote-bound %v", name, v)
+			}
+		case !strings.Contains(reason, "NOT SATURATED, no result"):
+			t.Errorf("%s: no result and no refusal (skip reason %q)", name, reason)
+		}
+	}
+	if u := f.units[benchfmt.UnitMetadataKey{Unit: "calls/s", Key: "better"}]; u == nil || u.Value != "higher" {
+		t.Error("no Unit line says calls/s is better higher")
+	}
+	requireSameState(t, before)
+}
