@@ -68,7 +68,7 @@ report: ## verdicts on CLAIMS.md and SVG plots: make report [FILES="results/a.tx
 
 vmdeps: ## install what booting other kernels needs: QEMU, busybox, cpio (Debian/Ubuntu, as root)
 	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends qemu-system-x86 busybox-static cpio file xz-utils zstd kmod iproute2 debian-archive-keyring
+	apt-get install -y -qq --no-install-recommends --no-upgrade qemu-system-x86 busybox-static cpio file xz-utils zstd kmod iproute2 debian-archive-keyring
 
 kernels: ## fetch Debian's cloud kernels KERNELS=... (default 5.10 6.1 6.12) into .cache/kernels/
 	KERNELS_DIR=$(KERNELDIR) tools/kernels $(KERNELS)
