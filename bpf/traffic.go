@@ -51,7 +51,7 @@ import (
 //     generating plus receiving; the receiving side's share is the paired
 //     difference against a generator-only run (gen_drop) in the same rounds.
 
-// Frame sizes and batching of the generator.
+// How the generator batches and how much it sends outside the timed calls.
 const (
 	// TrafficBatch is the live-frames batch: frames made, run and flushed
 	// with bottom halves off before the receive softirq gets the CPU.
@@ -60,9 +60,9 @@ const (
 	// trafficShort is the repeat count of the call that measures a call's
 	// fixed cost (page pool setup and teardown).
 	trafficShort = 4 * TrafficBatch
-	// trafficWarm frames are sent after every change of attachments, before
-	// anything is timed: the first frames pay for the dispatcher and page
-	// pool being cold, and RCU callbacks from the change land there.
+	// trafficWarm frames are sent before every measured pair of calls: the
+	// first frames after a change of attachments pay for a cold dispatcher
+	// and page pool, and RCU callbacks from the change land there.
 	trafficWarm = 64 * TrafficBatch
 	// maxQueues is MAX_QUEUES in progs/attach.c: queue indexes at or above it
 	// are counted in slot maxQueues.
