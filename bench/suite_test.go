@@ -29,9 +29,11 @@ func runSuite(t *testing.T, env []string, args ...string) (stdout, stderr string
 	return out.String(), errOut.String(), err
 }
 
+// snapshot takes the state to compare with after a run, once programs and
+// links freed by earlier tests are gone.
 func snapshot(t *testing.T) bpf.Snapshot {
 	t.Helper()
-	s, err := bpf.TakeSnapshot()
+	s, err := bpf.SettledSnapshot(10 * time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +46,12 @@ func snapshot(t *testing.T) bpf.Snapshot {
 func requireSameState(t *testing.T, before bpf.Snapshot) {
 	t.Helper()
 	var diff string
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if diff = before.Diff(snapshot(t)); diff == "" {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		now, err := bpf.TakeSnapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff = before.Diff(now); diff == "" {
 			return
 		}
 	}

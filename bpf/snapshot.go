@@ -6,9 +6,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // Snapshot is the part of the machine's state the suite may change: what
@@ -43,12 +45,8 @@ func TakeSnapshot() (Snapshot, error) {
 	if s.XDPProgs, err = CountXDPPrograms(); err != nil {
 		return s, err
 	}
-	it := new(link.Iterator)
-	for it.Next() {
-		s.Links++
-	}
-	if err := it.Err(); err != nil {
-		return s, fmt.Errorf("count BPF links: %w", err)
+	if s.Links, err = countLinks(); err != nil {
+		return s, err
 	}
 	devs, err := netlink.LinkList()
 	if err != nil {
@@ -68,6 +66,51 @@ func TakeSnapshot() (Snapshot, error) {
 		s.Sysctls[name] = strings.TrimSpace(string(v))
 	}
 	return s, nil
+}
+
+// countLinks counts BPF links. Opening a link that is still being set up
+// fails with EAGAIN (the kernel has allocated its ID, not yet finished
+// it), so the count starts again, a few times, before giving up.
+func countLinks() (int, error) {
+	var err error
+	for try := 0; try < 20; try++ {
+		n := 0
+		it := new(link.Iterator)
+		for it.Next() {
+			n++
+		}
+		if err = it.Err(); err == nil {
+			return n, nil
+		}
+		if !errors.Is(err, unix.EAGAIN) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("count BPF links: %w", err)
+}
+
+// SettledSnapshot takes snapshots until two in a row agree, or wait has
+// passed: programs and links are freed asynchronously once their last
+// descriptor closes (an RCU grace period, or far longer on an emulated
+// CPU), so a snapshot taken just after a test may still count them.
+func SettledSnapshot(wait time.Duration) (Snapshot, error) {
+	prev, err := TakeSnapshot()
+	if err != nil {
+		return prev, err
+	}
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		cur, err := TakeSnapshot()
+		if err != nil {
+			return cur, err
+		}
+		if prev.Diff(cur) == "" {
+			return cur, nil
+		}
+		prev = cur
+	}
+	return prev, nil
 }
 
 // Diff describes how t differs from s, or returns "" when it does not.
