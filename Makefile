@@ -58,9 +58,12 @@ bench: ## run the benchmarks COUNT times and save them under results/ (LABEL=...
 smoke: ## run every benchmark briefly, failing if any fails (what CI does)
 	$(GO) test $(EXEC) -ldflags '$(LDFLAGS)' -run '^$$' -bench . -benchtime 100x -count 1 ./bench
 
+# Every file has its own runstamp (and boots differ in other labels), so
+# benchstat's default -table .config would put each file in a table of its
+# own and compare nothing: one table, a column per file (or per COL).
 compare: ## compare two results files: make compare A=old.txt B=new.txt [COL=...]
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=old.txt B=new.txt"; exit 2; }
-	$(GO) tool benchstat $(if $(COL),-col $(COL)) $(A) $(B)
+	$(GO) tool benchstat -table '' $(if $(COL),-col $(COL)) $(A) $(B)
 
 .PHONY: report
 report: ## verdicts on CLAIMS.md and SVG plots: make report [FILES="results/a.txt results/b.txt"] (default: newest file)
