@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -61,25 +62,54 @@ func (v attachVariant) name() string {
 	return fmt.Sprintf("action=%s/mode=%s/prog=%s/dispatcher=%s", v.action, v.mode, v.prog, v.dispatcher)
 }
 
-// receivers returns what v measures and, for dispatcher=full, the reference
-// it is paired with: the same receiver as the 48th program, called directly
-// from an equally full dispatcher, so the paired delta is the fallback's
-// price alone (and switching between the two moves one filler, not 46).
-func (v attachVariant) receivers(t *bpf.Traffic) (bpf.Receiver, *bpf.Receiver) {
+// reference is the variant v is paired with for delta-ns/pkt, measured in
+// the same rounds, so that the difference between two receivers is not
+// the machine changing speed between their runs (it does here, by up to
+// 1.7x when the other CPU is busy). Each row differs from its reference in
+// one thing:
+//   - dispatcher=full: the same receiver as the 48th program (k47), called
+//     directly from an equally full dispatcher, so the delta is the
+//     fallback's price alone (and switching moves one filler, not 46);
+//   - prog=parse|touch: prog=drop;
+//   - action=redirect: action=tx (CLAIMS.md §3: redirect costs ~6.7 ns more);
+//   - action=pass|tx: action=drop;
+//   - mode=generic, action=drop: mode=native.
+//
+// The generator alone, native XDP_DROP and dispatcher=k47 have none.
+func (v attachVariant) reference() (attachVariant, bool) {
+	ref := v
+	switch {
+	case v.action == "none", v.dispatcher == "k47":
+		return v, false
+	case v.dispatcher == "full":
+		ref.dispatcher = "k47"
+	case v.prog != "drop":
+		ref.prog = "drop"
+	case v.action == "redirect":
+		ref.action = "tx"
+	case v.action != "drop":
+		ref.action = "drop"
+	case v.mode == "generic":
+		ref.mode = "native"
+	default:
+		return v, false
+	}
+	return ref, true
+}
+
+// receiver is what v attaches.
+func (v attachVariant) receiver(t *bpf.Traffic) bpf.Receiver {
 	if v.action == "none" {
-		return bpf.Receiver{}, nil
+		return bpf.Receiver{}
 	}
 	r := bpf.Receiver{Action: v.action, Mode: v.mode, Prog: v.prog}
 	switch v.dispatcher {
 	case "full":
 		r.Fill = t.FullFill(r)
-		ref := r
-		ref.Fill--
-		return r, &ref
 	case "k47":
 		r.Fill = t.FullFill(r) - 1
 	}
-	return r, nil
+	return r
 }
 
 // attachVariants is the table: the generator alone first (the baseline of
@@ -130,10 +160,10 @@ func attachVariants(sweep bool) []attachVariant {
 // HALVES: ns/pkt (CPU time per received packet) and pps (1e9/ns/pkt) are
 // generating plus receiving. gen-ns/pkt is the generator alone (frames made
 // and dropped by the generator), and rx-ns/pkt the paired per-round
-// difference: the receiving side's cost, veth hand-off included. Compare
-// receivers by rx-ns/pkt. dispatcher=full also reports delta-ns/pkt: paired
-// against the same receiver called directly from an equally full
-// dispatcher. rx-bound is 1 when the receiving side is the larger half and
+// difference: the receiving side's cost, veth hand-off included.
+// delta-ns/pkt is the paired difference against the row's reference, a
+// variant that differs in one thing (see reference): compare receivers by
+// it, not by subtracting two rows' numbers. rx-bound is 1 when the receiving side is the larger half and
 // under 1% of frames were lost, 0 when the number is dominated by the
 // generator or by losses. lost-pkts counts frames generated but not
 // delivered (to the receiver, or for tx/redirect back to the sending end).
@@ -150,10 +180,14 @@ func BenchmarkAttach(b *testing.B) {
 	o := benchOptions()
 	for _, v := range attachVariants(*flagAttachSweep) {
 		var last *bpf.TrafficResult
-		var r bpf.Receiver
+		r := v.receiver(t)
+		var ref *bpf.Receiver
+		refv, hasRef := v.reference()
+		if hasRef {
+			rr := refv.receiver(t)
+			ref = &rr
+		}
 		b.Run(v.name(), func(b *testing.B) {
-			var ref *bpf.Receiver
-			r, ref = v.receivers(t)
 			if err := t.Set(r); err != nil {
 				b.Fatal(err)
 			}
@@ -171,6 +205,9 @@ func BenchmarkAttach(b *testing.B) {
 		// configuration line (go test merges stderr into stdout).
 		if last != nil {
 			msg := attachVerdict(r, *last)
+			if last.HaveDelta {
+				msg += fmt.Sprintf("; delta-ns/pkt %.2f%s against %s", last.Delta, pm(last.DeltaCI95), refv.name())
+			}
 			if r.Action != "" {
 				msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + indent(bpf.QueueTable(last.Total.RX), "  ")
 			}
@@ -231,11 +268,19 @@ func attachVerdict(r bpf.Receiver, res bpf.TrafficResult) string {
 	case !res.HaveGen:
 		return "plain mode: generating and receiving together, no bottleneck check; " + counts
 	case !res.RxBound:
-		return fmt.Sprintf("DOMINATED BY THE GENERATOR: it costs %.1f of %.1f ns per packet; read rx-ns/pkt (%.1f ± %.1f), not pps; %s",
-			res.GenNs, res.Ns, res.RxNs, res.RxCI95, counts)
+		return fmt.Sprintf("DOMINATED BY THE GENERATOR: it costs %.1f of %.1f ns per packet; read rx-ns/pkt (%.1f%s), not pps; %s",
+			res.GenNs, res.Ns, res.RxNs, pm(res.RxCI95), counts)
 	}
-	return fmt.Sprintf("receiver-bound: receiving is %.1f ± %.1f of %.1f ns per packet (generating %.1f, on the same CPU); %s",
-		res.RxNs, res.RxCI95, res.Ns, res.GenNs, counts)
+	return fmt.Sprintf("receiver-bound: receiving is %.1f%s of %.1f ns per packet (generating %.1f, on the same CPU); %s",
+		res.RxNs, pm(res.RxCI95), res.Ns, res.GenNs, counts)
+}
+
+// pm formats a 95% confidence half-width, which one round does not have.
+func pm(ci float64) string {
+	if math.IsInf(ci, 0) || math.IsNaN(ci) {
+		return ""
+	}
+	return fmt.Sprintf(" ± %.2f", ci)
 }
 
 // ifaceVariants are the real-NIC mode's receivers: every verdict that
