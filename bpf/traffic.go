@@ -191,6 +191,7 @@ type Traffic struct {
 // the dispatcher twice per call.
 func NewTraffic(tb testing.TB, queues int) *Traffic {
 	tb.Helper()
+	Require(tb, HaveLiveFrames(), "traffic generator")
 	t := &Traffic{NS: NewNetns(tb), Queues: queues, tb: tb}
 	t.Pair = t.NS.AddVeth(tb, 1, queues)[0]
 	idle := t.NS.AddVeth(tb, 1, 1)[0]

@@ -1,0 +1,43 @@
+package bpf
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
+)
+
+// HaveLiveFrames reports whether BPF_PROG_TEST_RUN takes
+// BPF_F_TEST_XDP_LIVE_FRAMES (Linux 5.18), the in-kernel traffic generator
+// of the attach-run families: an error wrapping ebpf.ErrNotSupported when
+// it does not. The probe runs a program that drops its one frame.
+var HaveLiveFrames = sync.OnceValue(func() error {
+	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Name: "bpfbench_probe",
+		Type: ebpf.XDP,
+		Instructions: asm.Instructions{
+			asm.Mov.Imm(asm.R0, 1), // XDP_DROP
+			asm.Return(),
+		},
+		License: "GPL",
+	})
+	if err != nil {
+		return fmt.Errorf("load live-frames probe: %w", err)
+	}
+	defer p.Close()
+	frame, err := UDPFrame(64)
+	if err != nil {
+		return err
+	}
+	_, err = p.Run(&ebpf.RunOptions{Data: frame, Repeat: 1, Flags: unix.BPF_F_TEST_XDP_LIVE_FRAMES})
+	if errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES (Linux 5.18): %w", ebpf.ErrNotSupported)
+	}
+	if err != nil {
+		return fmt.Errorf("live-frames probe: %w", err)
+	}
+	return nil
+})

@@ -1,0 +1,10 @@
+package bpf
+
+import "testing"
+
+func TestHaveLiveFrames(t *testing.T) {
+	requireRoot(t)
+	// Whatever the kernel, the answer is a verdict: nil, or a skip that
+	// names the feature. Any other error is a broken probe.
+	Require(t, HaveLiveFrames(), "probe live frames")
+}
