@@ -65,8 +65,9 @@ func (v afxdpVariant) kernelReceiver() bpf.Receiver {
 // (ns/pkt, rx-ns/pkt: the generating CPU) it reports delta-ns/pkt: what the
 // generating CPU pays per packet to hand the frame to the socket instead of
 // dropping or transmitting it in XDP. The application's side is the remote
-// stage (remote-ns/pkt: its busy time per packet; remote-cpu-busy;
-// remote-bound: 1 when it could not keep up, so remote-pps is its rate).
+// stage (remote-ns/pkt: its CPU time per packet, spinning left out;
+// remote-cpu-busy; remote-bound: 1 when it could not keep up, so
+// remote-pps is its rate).
 // Which side is the bottleneck is said on stderr: a pps figure is only the
 // rate of the side that limits it (CLAIMS.md §5).
 func BenchmarkAFXDP(b *testing.B) {
@@ -110,16 +111,16 @@ func BenchmarkAFXDP(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			work := serveXSK(b, x, v.app, appCPU)
+			times := serveXSK(b, x, v.app, appCPU)
 			// A packet is done when it is dropped (rxdrop) or its send
 			// has completed (l2fwd).
 			done := &x.Received
 			if v.app == "l2fwd" {
 				done = &x.Completed
 			}
-			app := &stage{read: func() (uint64, int64, error) {
-				ns, err := work()
-				return done.Load(), ns, err
+			app := &stage{read: func() (uint64, int64, int64, error) {
+				work, wait, err := times()
+				return done.Load(), work, wait, err
 			}}
 			delivered := func() (uint64, error) { return x.Received.Load(), nil }
 			if v.app == "l2fwd" {
@@ -146,7 +147,7 @@ func BenchmarkAFXDP(b *testing.B) {
 				b.Fatal(err)
 			}
 			reportAttach(b, r, res)
-			app.report(b, res.LostFrac)
+			app.report(b, res.LostFrac, res.Ns)
 			msg = afxdpVerdict(r, res, app, appCPU, xskStatsDiff(stats1, stats0))
 		})
 		if msg != "" {
@@ -183,14 +184,14 @@ func openXSK(tb testing.TB, t *bpf.Traffic, queue int, zerocopy bool) *bpf.XSK {
 
 // serveXSK runs app on x on a thread pinned to cpu until tb's cleanup,
 // which stops it before the socket closes (cleanups run last-in first-out),
-// and returns a running count of the ns the application worked: its
-// thread's CPU time minus its empty polls (it spins, as xdpsock does, so
-// that the kernel never has to wake it) at the cost of one, measured while
-// no frames come, plus the CPU's ksoftirqd (an l2fwd send runs the
-// receiving end's softirq on this CPU, and what it defers goes there).
-// CPU time, not wall time: time other tasks held the CPU is not the
-// application's.
-func serveXSK(tb testing.TB, x *bpf.XSK, app string, cpu int) func() (int64, error) {
+// and returns running counts of the ns the application worked and the ns
+// it waited for its CPU. It worked its thread's CPU time minus its empty
+// polls (it spins, as xdpsock does, so that the kernel never has to wake
+// it) at the cost of one, measured while no frames come, plus the CPU's
+// ksoftirqd's (an l2fwd send runs the receiving end's softirq on this CPU,
+// and what it defers goes there). CPU time, not wall time: time other tasks
+// held the CPU is not the application's.
+func serveXSK(tb testing.TB, x *bpf.XSK, app string, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -231,13 +232,18 @@ func serveXSK(tb testing.TB, x *bpf.XSK, app string, cpu int) func() (int64, err
 		tb.Fatalf("AF_XDP %s on CPU %d made %d empty polls in %d ns of CPU time while no frames came: it does not spin", app, cpu, e1-e0, c1-c0)
 	}
 	perEmpty := float64(c1-c0) / float64(e1-e0)
-	return func() (int64, error) {
+	stat := fmt.Sprintf("/proc/self/task/%d/schedstat", x.TID.Load())
+	return func() (int64, int64, error) {
 		c, err := clockNs(thread)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		s, err := clockNs(soft)
-		return c + s - int64(perEmpty*float64(x.Empty.Load())), err
+		if err != nil {
+			return 0, 0, err
+		}
+		_, wait, err := schedstat(stat)
+		return c + s - int64(perEmpty*float64(x.Empty.Load())), wait, err
 	}
 }
 
@@ -264,7 +270,7 @@ func xskStatsDiff(a, b unix.XDPStatistics) unix.XDPStatistics {
 // afxdpVerdict says which side limited a socket row and so which of its
 // figures is a rate.
 func afxdpVerdict(r bpf.Receiver, res bpf.TrafficResult, app *stage, cpu int, s unix.XDPStatistics) string {
-	msg := app.verdict("the AF_XDP application", cpu, res.LostFrac, "on the way")
+	msg := app.verdict("the AF_XDP application", cpu, res.LostFrac, res.Ns, "on the way")
 	if res.RxBound {
 		msg += fmt.Sprintf("\n  KERNEL-BOUND: delta-ns/pkt (%.1f ± %.1f) is what handing a frame to the socket costs the receiving CPU over the in-kernel row", res.Delta, res.DeltaCI95)
 	}

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -54,9 +56,10 @@ const cpumapQsize = 2048
 // redirecting CPU) it reports delta-ns/pkt: the redirect's cost to that CPU
 // over XDP_DROP. The other CPU is the remote stage: remote-ns/pkt is its
 // kthread's CPU time (and its ksoftirqd's) per frame it handled, and when it
-// could not keep up (frames lost at its ring while it was busy at least 90%
-// of the time: remote-bound 1) remote-pps = 1e9/remote-ns/pkt is the rate
-// that CPU sustains, the figure CLAIMS.md §4 reports. A remote stage that
+// could not keep up (frames lost at its ring, and it needs more time per
+// frame than the redirecting CPU: remote-bound 1) remote-pps =
+// 1e9/remote-ns/pkt is the rate that CPU sustains, the figure CLAIMS.md §4
+// reports. A remote stage that
 // kept up has no rate to report (CLAIMS.md §5); stderr says which it was.
 func BenchmarkCpumap(b *testing.B) {
 	requireRoot(b)
@@ -99,14 +102,14 @@ func BenchmarkCpumap(b *testing.B) {
 				prog = objs.CpumapDrop
 				count = func() (uint64, error) { return sumPerCPU(objs.RemoteCount) }
 			}
-			clock := setCPUMap(b, objs.Cpus, remote, prog)
-			kthread := &stage{read: func() (uint64, int64, error) {
+			times := setCPUMap(b, objs.Cpus, remote, prog)
+			kthread := &stage{read: func() (uint64, int64, int64, error) {
 				n, err := count()
 				if err != nil {
-					return 0, 0, err
+					return 0, 0, 0, err
 				}
-				ns, err := clock()
-				return n, ns, err
+				work, wait, err := times()
+				return n, work, wait, err
 			}}
 			in0, err := snmp.read("Udp", "InDatagrams")
 			if err != nil {
@@ -132,7 +135,7 @@ func BenchmarkCpumap(b *testing.B) {
 				b.Fatalf("Udp InDatagrams moved by %d: a socket in the namespace received frames meant for no socket", in1-in0)
 			}
 			reportAttach(b, r, res)
-			kthread.report(b, res.LostFrac)
+			kthread.report(b, res.LostFrac, res.Ns)
 			msg = cpumapVerdict(r, res, kthread, remote)
 		})
 		if msg != "" {
@@ -142,13 +145,14 @@ func BenchmarkCpumap(b *testing.B) {
 }
 
 // setCPUMap points the CPUMAP entry of cpu at a ring of cpumapQsize frames
-// and prog (nil: none, frames go to the stack), and returns a clock of the
-// CPU time spent on that CPU's frames: its new kthread plus its ksoftirqd
-// (softirqs the kthread raised and did not run itself). Replacing an entry
+// and prog (nil: none, frames go to the stack), and returns running counts
+// of the CPU time spent on that CPU's frames, its new kthread's plus its
+// ksoftirqd's (softirqs the kthread raised and did not run itself), and of
+// the time the kthread waited for the CPU. Replacing an entry
 // starts a new kthread; the old one is stopped from a work item, so this
 // waits until one kthread of the name is left. The entry is deleted at
 // cleanup.
-func setCPUMap(tb testing.TB, m *ebpf.Map, cpu int, prog *ebpf.Program) func() (int64, error) {
+func setCPUMap(tb testing.TB, m *ebpf.Map, cpu int, prog *ebpf.Program) func() (work, wait int64, err error) {
 	tb.Helper()
 	val := struct {
 		Qsize  uint32
@@ -173,33 +177,39 @@ func setCPUMap(tb testing.TB, m *ebpf.Map, cpu int, prog *ebpf.Program) func() (
 	// /proc/<pid>/comm has a kthread's full name since Linux 6.1 (its
 	// first 15 bytes before).
 	comm := fmt.Sprintf("cpumap/%d/map:%d", cpu, id)
-	var kthread, soft int32
+	var pid int
 	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		pids := findKthreads(comm, comm[:min(len(comm), 15)])
 		if len(pids) == 1 {
-			kthread = bpf.ProcessClock(pids[0])
+			pid = pids[0]
 			break
 		}
 		if time.Now().After(deadline) {
 			tb.Fatalf("want one kernel thread %q for CPUMAP entry %d, found %d", comm, cpu, len(pids))
 		}
 	}
-	soft, err = bpf.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
+	soft, err := bpf.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return func() (int64, error) {
+	kthread := bpf.ProcessClock(pid)
+	stat := fmt.Sprintf("/proc/%d/schedstat", pid)
+	return func() (int64, int64, error) {
 		k, err := clockNs(kthread)
 		if err != nil {
-			return 0, fmt.Errorf("CPU %d's cpumap kthread: %w", cpu, err)
+			return 0, 0, fmt.Errorf("CPU %d's cpumap kthread: %w", cpu, err)
 		}
 		s, err := clockNs(soft)
-		return k + s, err
+		if err != nil {
+			return 0, 0, err
+		}
+		_, wait, err := schedstat(stat)
+		return k + s, wait, err
 	}
 }
 
 func cpumapVerdict(r bpf.Receiver, res bpf.TrafficResult, kthread *stage, cpu int) string {
-	return kthread.verdict("the cpumap kthread", cpu, res.LostFrac, "at its ring") +
+	return kthread.verdict("the cpumap kthread", cpu, res.LostFrac, res.Ns, "at its ring") +
 		fmt.Sprintf("\n  delta-ns/pkt (%.1f ± %.1f) is what the redirect costs the redirecting CPU over XDP_DROP", res.Delta, res.DeltaCI95) +
 		"\n  " + attachVerdict(r, res)
 }
@@ -237,31 +247,35 @@ func findKthreads(comm, short string) []int {
 // stage meters the part of an attach run that happens on the other CPU
 // (the AF_XDP application, the cpumap kthread, the UDP receiving thread)
 // over the generator calls of one receiver (bpf.Ext's Before and After): the
-// packets it handled, the time it was busy, and the wall time from the start
-// of each call to the last packet it handled, so that the wait for frames
-// to settle does not count as idle.
+// packets it handled, the CPU time it worked, the time it waited, runnable,
+// for a CPU other tasks held, and the wall time from the start of each call
+// to the last packet it handled (so that the wait for frames to settle is
+// not counted). What is left of the wall time it was idle: asleep (a
+// kthread, a receive loop in poll) or spinning with nothing to do (an
+// AF_XDP application).
 type stage struct {
-	// read returns running counts: packets handled, busy ns.
-	read func() (pkts uint64, busy int64, err error)
+	// read returns running counts: packets handled, ns worked, ns waited
+	// for a CPU.
+	read func() (pkts uint64, work, wait int64, err error)
 	// now is the wall clock (nil: time.Now).
 	now func() time.Time
 
 	p0     uint64 // at the start of the current call
-	b0     int64
+	w0, q0 int64
 	t0     time.Time // zero outside a call
 	last   uint64
 	lastAt time.Time
 
-	pkts       uint64 // totals since reset
-	busy, wall int64
+	pkts             uint64 // totals since reset
+	work, wait, wall int64
 }
 
 func (s *stage) before() error {
-	p, busy, err := s.read()
+	p, work, wait, err := s.read()
 	if err != nil {
 		return err
 	}
-	s.p0, s.b0, s.t0 = p, busy, s.clock()
+	s.p0, s.w0, s.q0, s.t0 = p, work, wait, s.clock()
 	s.last, s.lastAt = p, s.t0
 	return nil
 }
@@ -271,7 +285,7 @@ func (s *stage) poll() error {
 	if s.t0.IsZero() {
 		return nil
 	}
-	p, _, err := s.read()
+	p, _, _, err := s.read()
 	if err != nil {
 		return err
 	}
@@ -296,12 +310,13 @@ func (s *stage) after() error {
 	if err := s.poll(); err != nil {
 		return err
 	}
-	p, busy, err := s.read()
+	p, work, wait, err := s.read()
 	if err != nil {
 		return err
 	}
 	s.pkts += p - s.p0
-	s.busy += busy - s.b0
+	s.work += work - s.w0
+	s.wait += wait - s.q0
 	s.wall += int64(s.lastAt.Sub(s.t0))
 	s.t0 = time.Time{}
 	return nil
@@ -314,53 +329,79 @@ func (s *stage) clock() time.Time {
 	return time.Now()
 }
 
-func (s *stage) reset() { s.pkts, s.busy, s.wall = 0, 0, 0 }
+func (s *stage) reset() { s.pkts, s.work, s.wait, s.wall = 0, 0, 0, 0 }
 
-func (s *stage) nsPerPkt() float64 { return float64(s.busy) / float64(max(s.pkts, 1)) }
+func (s *stage) nsPerPkt() float64 { return float64(s.work) / float64(max(s.pkts, 1)) }
 
-func (s *stage) busyFrac() float64 { return float64(s.busy) / float64(max(s.wall, 1)) }
+func (s *stage) share(ns int64) float64 { return float64(ns) / float64(max(s.wall, 1)) }
 
-// stageBusy is the busy share above which a stage that lost frames was
-// saturated: it lost them for want of CPU time, not because something else
-// had its CPU.
-const stageBusy = 0.9
+// busyFrac is the share of the time the stage worked; waitFrac the share
+// it waited for a CPU; idleFrac what is left, the share it had nothing to
+// do.
+func (s *stage) busyFrac() float64 { return s.share(s.work) }
+func (s *stage) waitFrac() float64 { return s.share(s.wait) }
+func (s *stage) idleFrac() float64 { return max(0, 1-s.busyFrac()-s.waitFrac()) }
 
 // bound reports whether the stage limited the run: it lost at least
-// bpf.MaxLostFrac of the frames offered to it while busy at least
-// stageBusy of the time. Its time per packet is then its rate.
-func (s *stage) bound(lostFrac float64) bool {
-	return s.pkts > 0 && lostFrac >= bpf.MaxLostFrac && s.busyFrac() >= stageBusy
+// bpf.MaxLostFrac of the frames offered to it, and it needs more CPU time
+// per packet than the generating CPU spends making and handing one over
+// (senderNs, the rig's ns/pkt), so that frames came faster than it could
+// take them even had it run all the time. (A stage that lost frames
+// although it was faster lost them to wake-up latency or bursts.) Its
+// CPU time per packet is then its rate, per second of its CPU.
+func (s *stage) bound(lostFrac, senderNs float64) bool {
+	return s.pkts > 0 && lostFrac >= bpf.MaxLostFrac && s.nsPerPkt() > senderNs
 }
 
 // verdict says in words what the stage was, for stderr: the bottleneck
 // (remote-pps is its rate), a stage that kept up (no rate), or one that
-// lost frames without being busy (other tasks held its CPU, or it slept
-// while its queue overflowed: no rate either). where says where frames
-// were lost ("at its ring").
-func (s *stage) verdict(what string, cpu int, lostFrac float64, where string) string {
-	lost := fmt.Sprintf("%.1f%% of frames lost %s", 100*lostFrac, where)
+// lost frames although it was the faster side (no rate either). where
+// says where frames were lost ("at its ring").
+func (s *stage) verdict(what string, cpu int, lostFrac, senderNs float64, where string) string {
+	state := fmt.Sprintf("%.1f ns per packet against the generating CPU's %.1f; %.1f%% of frames lost %s; busy %.0f%%, waiting for its CPU %.0f%%, idle %.0f%% of the time",
+		s.nsPerPkt(), senderNs, 100*lostFrac, where, 100*s.busyFrac(), 100*s.waitFrac(), 100*s.idleFrac())
+	var msg string
 	switch {
-	case s.bound(lostFrac):
-		return fmt.Sprintf("REMOTE-BOUND: %s on CPU %d was the bottleneck, busy %.0f%% of the time, %s: remote-pps %.3g (%.1f ns per packet) is its rate",
-			what, cpu, 100*s.busyFrac(), lost, 1e9/s.nsPerPkt(), s.nsPerPkt())
+	case s.bound(lostFrac, senderNs):
+		msg = fmt.Sprintf("REMOTE-BOUND: %s on CPU %d was the bottleneck (%s): remote-pps %.3g is its rate", what, cpu, state, 1e9/s.nsPerPkt())
 	case lostFrac >= bpf.MaxLostFrac:
-		return fmt.Sprintf("NO RATE: %s on CPU %d was busy only %.0f%% of the time, yet %s: it waited for its CPU (other tasks ran there: use a quiet machine) or slept while frames piled up; "+
-			"remote-ns/pkt (%.1f) is still its CPU time per packet", what, cpu, 100*s.busyFrac(), lost, s.nsPerPkt())
+		msg = fmt.Sprintf("NO RATE: %s on CPU %d lost frames although it was the faster side (%s): it slept, or waited for its CPU, while its queue filled; remote-ns/pkt is its CPU time per packet, waking up included", what, cpu, state)
+	default:
+		msg = fmt.Sprintf("NOT REMOTE-BOUND: %s on CPU %d kept up (%s): no rate for it here; remote-ns/pkt is its CPU time per packet, waking up included", what, cpu, state)
 	}
-	return fmt.Sprintf("NOT REMOTE-BOUND: %s on CPU %d kept up (busy %.0f%% of the time, %s): no rate for it here; remote-ns/pkt (%.1f) is its CPU time per packet, waiting for frames included",
-		what, cpu, 100*s.busyFrac(), lost, s.nsPerPkt())
+	if s.waitFrac() > 0.1 {
+		msg += "; other tasks held its CPU for part of the run (use a quiet machine)"
+	}
+	return msg
 }
 
 // report adds the remote-* metrics; remote-pps only for a stage that was
 // the bottleneck, since otherwise it is not a rate anything sustained.
-func (s *stage) report(b *testing.B, lostFrac float64) {
+func (s *stage) report(b *testing.B, lostFrac, senderNs float64) {
 	b.Helper()
 	b.ReportMetric(s.nsPerPkt(), "remote-ns/pkt")
 	b.ReportMetric(s.busyFrac(), "remote-cpu-busy")
-	b.ReportMetric(b2f(s.bound(lostFrac)), "remote-bound")
-	if s.bound(lostFrac) {
+	b.ReportMetric(b2f(s.bound(lostFrac, senderNs)), "remote-bound")
+	if s.bound(lostFrac, senderNs) {
 		b.ReportMetric(1e9/s.nsPerPkt(), "remote-pps")
 	}
+}
+
+// schedstat reads a thread's /proc/.../schedstat: the ns it ran and the
+// ns it waited, runnable, for a CPU (CONFIG_SCHED_INFO; without it the
+// file is missing, and a stage that waited counts as idle).
+func schedstat(path string) (run, wait int64, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := fmt.Sscan(string(b), &run, &wait); err != nil {
+		return 0, 0, fmt.Errorf("%s: %q: %w", path, b, err)
+	}
+	return run, wait, nil
 }
 
 // snmpFile is a network namespace's /proc/net/snmp, opened from inside it:
@@ -417,77 +458,70 @@ func (s *snmpFile) read(proto, name string) (uint64, error) {
 
 // TestStage checks the remote stage's bookkeeping with a fake clock and
 // counters: time after the last packet is not wall time, calls of other
-// receivers (outside before/after) count for nothing, and only a stage
-// that lost frames while busy is called the bottleneck.
+// receivers (outside before/after) count for nothing, time spent waiting
+// for the CPU is neither work nor idleness, and only a stage that lost
+// frames and was slower than their sender is called the bottleneck.
 func TestStage(t *testing.T) {
 	var pkts uint64
-	var busy int64
+	var work, wait int64
 	now := time.Unix(0, 0)
 	s := &stage{
-		read: func() (uint64, int64, error) { return pkts, busy, nil },
+		read: func() (uint64, int64, int64, error) { return pkts, work, wait, nil },
 		now:  func() time.Time { return now },
 	}
-	step := func(d time.Duration, p uint64, b int64) {
+	step := func(d time.Duration, p uint64, w, q int64) {
 		now = now.Add(d)
 		pkts += p
-		busy += b
+		work += w
+		wait += q
 	}
-	// A call: 1000 packets in 10 µs of busy time over 10 µs, then 5 µs
-	// of settling with nothing to do.
+	// A call: 1000 packets in 10 µs, 6 µs of work and 2 µs waiting for the
+	// CPU, then 5 µs of settling with nothing to do.
 	if err := s.before(); err != nil {
 		t.Fatal(err)
 	}
-	step(4*time.Microsecond, 400, 4000)
+	step(4*time.Microsecond, 400, 4000, 0)
 	if err := s.poll(); err != nil {
 		t.Fatal(err)
 	}
-	step(6*time.Microsecond, 600, 6000)
+	step(6*time.Microsecond, 600, 2000, 2000)
 	if err := s.poll(); err != nil {
 		t.Fatal(err)
 	}
-	step(5*time.Microsecond, 0, 0)
+	step(5*time.Microsecond, 0, 0, 0)
 	if err := s.after(); err != nil {
 		t.Fatal(err)
 	}
 	// Another receiver's call: the stage's counters move, but outside
 	// before/after, and a poll there is ignored.
-	step(time.Millisecond, 7, 7000)
+	step(time.Millisecond, 7, 7000, 7000)
 	if err := s.poll(); err != nil {
 		t.Fatal(err)
 	}
-	if s.pkts != 1000 || s.busy != 10000 || s.wall != 10000 {
-		t.Errorf("pkts %d, busy %d, wall %d: want 1000, 10000, 10000", s.pkts, s.busy, s.wall)
+	if s.pkts != 1000 || s.work != 6000 || s.wait != 2000 || s.wall != 10000 {
+		t.Errorf("pkts %d, work %d, wait %d, wall %d: want 1000, 6000, 2000, 10000", s.pkts, s.work, s.wait, s.wall)
 	}
-	if got := s.nsPerPkt(); got != 10 {
-		t.Errorf("%v ns per packet, want 10", got)
+	if s.nsPerPkt() != 6 || s.busyFrac() != 0.6 || s.waitFrac() != 0.2 || math.Abs(s.idleFrac()-0.2) > 1e-9 {
+		t.Errorf("%v ns per packet, busy %v, waiting %v, idle %v: want 6, 0.6, 0.2, 0.2", s.nsPerPkt(), s.busyFrac(), s.waitFrac(), s.idleFrac())
 	}
 	for _, c := range []struct {
-		lost float64
-		busy int64 // of a second call of 1000 packets over 10 µs
-		want bool
+		lost, senderNs float64
+		want           bool
 	}{
-		{0.5, 10000, true},    // busy throughout, losing: the bottleneck
-		{0, 10000, false},     // kept up
-		{0.005, 10000, false}, // under MaxLostFrac
-		{0.5, 5000, false},    // losing while idle half the time: its CPU was elsewhere
+		{0.5, 5, true},    // losing, slower than the sender: the bottleneck
+		{0.5, 7, false},   // losing, but faster than the sender
+		{0, 5, false},     // kept up
+		{0.005, 5, false}, // under MaxLostFrac
 	} {
-		s.reset()
-		if err := s.before(); err != nil {
-			t.Fatal(err)
+		if got := s.bound(c.lost, c.senderNs); got != c.want {
+			t.Errorf("lost %v, sender %v ns: bound %v, want %v", c.lost, c.senderNs, got, c.want)
 		}
-		step(10*time.Microsecond, 1000, c.busy)
-		if err := s.after(); err != nil {
-			t.Fatal(err)
-		}
-		if got := s.bound(c.lost); got != c.want {
-			t.Errorf("lost %v, busy %v: bound %v, want %v", c.lost, s.busyFrac(), got, c.want)
-		}
-		if v := s.verdict("x", 0, c.lost, "here"); strings.HasPrefix(v, "REMOTE-BOUND") != c.want {
-			t.Errorf("lost %v, busy %v: verdict %q", c.lost, s.busyFrac(), v)
+		if v := s.verdict("x", 0, c.lost, c.senderNs, "here"); strings.HasPrefix(v, "REMOTE-BOUND") != c.want {
+			t.Errorf("lost %v, sender %v ns: verdict %q", c.lost, c.senderNs, v)
 		}
 	}
 	s.reset()
-	if s.bound(0.5) {
+	if s.bound(0.5, 0) {
 		t.Error("a stage that handled no packets is called the bottleneck")
 	}
 }

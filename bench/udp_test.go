@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"flag"
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,11 +25,21 @@ type udpVariant struct{ recv string }
 
 func (v udpVariant) name() string { return "recv=" + v.recv }
 
+var flagUDPRecvmmsg = flag.Bool("bpfbench.udp-recvmmsg", false, "BenchmarkUDP: also read with recvmmsg, 64 datagrams per call (here its loop is about as fast as the sender, so most runs are refused)")
+
 // udpVariants is the table: the in-kernel path alone first (the stack
 // takes each frame up to the UDP lookup and drops it, Udp NoPorts), then a
-// socket read one datagram per recv call (udpgso_bench_rx, CLAIMS.md §5) and
-// up to 64 per recvmmsg call.
-var udpVariants = []udpVariant{{"none"}, {"recv"}, {"recvmmsg"}}
+// socket read one datagram per recv call (udpgso_bench_rx, CLAIMS.md §5),
+// and with recvmmsg up to 64 per call. recvmmsg is not in the default set:
+// its loop is barely slower than the sender on the machine this was written
+// on, so whether a run is saturated flips from run to run.
+func udpVariants(recvmmsg bool) []udpVariant {
+	vs := []udpVariant{{"none"}, {"recv"}}
+	if recvmmsg {
+		vs = append(vs, udpVariant{"recvmmsg"})
+	}
+	return vs
+}
 
 // udpBudget is how many datagrams the receiver reads after each poll
 // before polling again, as udpgso_bench_rx's do_flush_udp; udpBatch is
@@ -58,10 +70,12 @@ const skMeminfoDrops, skMeminfoVars = 8, 9
 // The receiving thread is the remote stage: remote-ns/pkt is its CPU time
 // (and its CPU's ksoftirqd's) per datagram, calls/s the calls that returned
 // data per second of it, remote-pps = 1e9/remote-ns/pkt. Those are the
-// receiver's rate only if it was saturated: busy at least 90% of the time
-// and datagrams dropped at its full receive buffer (at least 1%: the sender
-// outran it). A row that was not saturated skips with its figures in the
-// reason and prints no result (CLAIMS.md §5). The rig's metrics (ns/pkt,
+// receiver's rate only if it was saturated: the sender outran it, dropping
+// at least 1% of datagrams at its full receive buffer, and it needs more CPU
+// time per datagram than the generating CPU spends on one. A row that was
+// not saturated prints no result (CLAIMS.md §5): it skips with its figures
+// in the reason, or fails if an earlier run of the same row was saturated
+// (the machine changed under it). The rig's metrics (ns/pkt,
 // rx-ns/pkt) are the generating CPU's: generating, and the stack up to the
 // socket. The first row has no socket: the namespace's Udp NoPorts counter
 // must count every frame.
@@ -74,9 +88,21 @@ func BenchmarkUDP(b *testing.B) {
 	}
 	t := bpf.NewTraffic(b, 2)
 	snmp := openSNMP(b, t.NS)
-	for _, v := range udpVariants {
+	for _, v := range udpVariants(*flagUDPRecvmmsg) {
 		var msg string
+		first := true
 		b.Run(v.name(), func(b *testing.B) {
+			// Go runs a benchmark function several times (b.N = 1 first,
+			// then more, and again for each -count). Only a skip in the
+			// very first run is clean: a later one prints a result line
+			// of NaN, or makes Go retry with ever larger b.N. So an
+			// unsaturated first run skips, and a later one fails.
+			refuse := b.Skipf
+			if !first {
+				refuse = b.Fatalf
+			}
+			first = false
+			msg = ""
 			r := bpf.Receiver{Action: "pass", Mode: "native", Prog: "drop"}
 			if v.recv == "none" {
 				r.Ext = &bpf.Ext{Name: "XDP_PASS to the stack, no socket (Udp NoPorts)", Delivered: func() (uint64, error) { return snmp.read("Udp", "NoPorts") }}
@@ -90,10 +116,10 @@ func BenchmarkUDP(b *testing.B) {
 			}
 			fd := openUDP(b, t.NS)
 			rx := &udpReceiver{fd: fd, call: v.recv}
-			work := rx.start(b, cpu)
-			st := &stage{read: func() (uint64, int64, error) {
-				ns, err := work()
-				return rx.dgrams.Load(), ns, err
+			times := rx.start(b, cpu)
+			st := &stage{read: func() (uint64, int64, int64, error) {
+				work, wait, err := times()
+				return rx.dgrams.Load(), work, wait, err
 			}}
 			// Calls and socket drops over the same calls as st.
 			var calls, drops, c0, d0 uint64
@@ -123,16 +149,16 @@ func BenchmarkUDP(b *testing.B) {
 				b.Fatalf("the socket received nothing (generated %d, passed %d, dropped at the socket %d)", res.Total.Gen, res.Total.Received(), drops)
 			}
 			dropFrac := float64(drops) / float64(st.pkts+drops)
-			callsPerSec := float64(calls) / (float64(st.busy) / 1e9)
+			callsPerSec := float64(calls) / (float64(st.work) / 1e9)
 			figures := fmt.Sprintf("%.3g calls/s, %.1f datagrams per call; %d datagrams dropped at its full receive buffer; the generating CPU spends %.1f ns per datagram (generating and the stack)",
 				callsPerSec, float64(st.pkts)/float64(max(calls, 1)), drops, res.Ns)
-			verdict := st.verdict("the receive loop", cpu, dropFrac, "at its full receive buffer")
-			if !st.bound(dropFrac) {
-				b.Skipf("NOT SATURATED, no result (a rate needs the receiver busy at least %.0f%% of the time and at least %.0f%% of datagrams dropped at its socket): %s; %s",
-					100*stageBusy, 100*bpf.MaxLostFrac, verdict, figures)
+			verdict := st.verdict("the receive loop", cpu, dropFrac, res.Ns, "at its full receive buffer")
+			if !st.bound(dropFrac, res.Ns) {
+				refuse("NOT SATURATED, no result (a rate needs the sender to outrun the receive loop: at least %.0f%% of datagrams dropped at its socket, and more CPU time per datagram in the loop than in the sender): %s; %s",
+					100*bpf.MaxLostFrac, verdict, figures)
 			}
 			reportAttach(b, r, res)
-			st.report(b, dropFrac)
+			st.report(b, dropFrac, res.Ns)
 			b.ReportMetric(callsPerSec, "calls/s")
 			msg = verdict + "; " + figures
 			if other := int64(res.Lost) - int64(drops); float64(other) > bpf.MaxLostFrac*float64(res.Total.Gen) {
@@ -200,9 +226,10 @@ type udpReceiver struct {
 }
 
 // start runs the loop on a thread pinned to cpu until tb's cleanup, and
-// returns a running count of its CPU time (the thread's, which leaves out
-// the time it sleeps in poll, and the CPU's ksoftirqd's).
-func (u *udpReceiver) start(tb testing.TB, cpu int) func() (int64, error) {
+// returns running counts of its CPU time (the thread's, which leaves out
+// the time it sleeps in poll, and the CPU's ksoftirqd's) and of the time it
+// waited for its CPU.
+func (u *udpReceiver) start(tb testing.TB, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -229,13 +256,18 @@ func (u *udpReceiver) start(tb testing.TB, cpu int) func() (int64, error) {
 		tb.Fatal(serr)
 	}
 	thread := bpf.ThreadClock(int(u.tid.Load()))
-	return func() (int64, error) {
+	stat := fmt.Sprintf("/proc/self/task/%d/schedstat", u.tid.Load())
+	return func() (int64, int64, error) {
 		c, err := clockNs(thread)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		s, err := clockNs(soft)
-		return c + s, err
+		if err != nil {
+			return 0, 0, err
+		}
+		_, wait, err := schedstat(stat)
+		return c + s, wait, err
 	}
 }
 
@@ -299,7 +331,7 @@ func TestUDPOutputParses(t *testing.T) {
 			t.Errorf("Udp NoPorts missed %v frames", lost)
 		}
 	}
-	for _, recv := range []string{"recv", "recvmmsg"} {
+	for _, recv := range []string{"recv"} {
 		name := "UDP/recv=" + recv
 		res, reason := f.results[name], f.skips[name]
 		switch {
@@ -318,4 +350,61 @@ func TestUDPOutputParses(t *testing.T) {
 		t.Error("no Unit line says calls/s is better higher")
 	}
 	requireSameState(t, before)
+}
+
+// TestUDPReceiveLoop sends datagrams over the loopback of a private
+// namespace and checks that both receive loops count every one, recv one
+// per call and recvmmsg several.
+func TestUDPReceiveLoop(t *testing.T) {
+	requireRoot(t)
+	ns := bpf.NewNetns(t)
+	for _, call := range []string{"recv", "recvmmsg"} {
+		t.Run(call, func(t *testing.T) {
+			var rfd, sfd int
+			err := ns.Do(func() error {
+				var err error
+				if rfd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
+					return err
+				}
+				if err := unix.Bind(rfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+					return err
+				}
+				sfd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { unix.Close(rfd); unix.Close(sfd) })
+			to, err := unix.Getsockname(rfd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rx := &udpReceiver{fd: rfd, call: call}
+			times := rx.start(t, otherCPU(runtime.NumCPU()-1))
+			// Fewer than the receive buffer holds: none can be dropped.
+			const n = 64
+			for i := 0; i < n; i++ {
+				if err := unix.Sendto(sfd, []byte("bpfbench"), 0, to); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for deadline := time.Now().Add(5 * time.Second); rx.dgrams.Load() < n && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			if got := rx.dgrams.Load(); got != n {
+				t.Fatalf("received %d of %d datagrams", got, n)
+			}
+			calls := rx.calls.Load()
+			if call == "recv" && calls != n || call == "recvmmsg" && (calls == 0 || calls > n) {
+				t.Errorf("%d datagrams in %d calls of %s", n, calls, call)
+			}
+			if work, _, err := times(); err != nil || work <= 0 {
+				t.Errorf("the loop's CPU time: %d ns, %v", work, err)
+			}
+			if d, err := sockDrops(rfd); err != nil || d != 0 {
+				t.Errorf("socket drops %d, %v", d, err)
+			}
+		})
+	}
 }
