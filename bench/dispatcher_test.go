@@ -67,7 +67,7 @@ func BenchmarkDispatcher(b *testing.B) {
 	for _, m := range fillModes {
 		fillers[m.name] = bpf.NewFiller(b, bpf.DispatcherMax, m.mode)
 	}
-	// occupy returns a Prepare that sets the fillers of mode to k and
+	// occupy returns a Switch that sets the fillers of mode to k and
 	// holds the measured program (attached last, so at full it is the one
 	// left out).
 	occupy := func(mode string, k int, hold bool) func() error {
@@ -106,7 +106,7 @@ func BenchmarkDispatcher(b *testing.B) {
 		}
 	}
 	xdpLoop := func(prepare func() error) *bpf.Loop {
-		return &bpf.Loop{Prog: f.objs.Drop, Data: frame, Runs: f.objs.Runs, Prepare: prepare}
+		return &bpf.Loop{Prog: f.objs.Drop, Data: frame, Runs: f.objs.Runs, Switch: prepare}
 	}
 	base := xdpLoop(occupy("", 0, true))
 
@@ -121,7 +121,7 @@ func BenchmarkDispatcher(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("dispatcher=%s/fill=%s/prog=xdp", level, m.name), func(b *testing.B) {
 				v := xdpLoop(occupy(m.name, k, true))
-				if err := v.Prepare(); err != nil {
+				if err := v.Switch(); err != nil {
 					b.Fatal(err)
 				}
 				failpoint(b, "dispatcher-"+level)
@@ -130,7 +130,7 @@ func BenchmarkDispatcher(b *testing.B) {
 		}
 	}
 	b.Run("dispatcher=none/fill=none/prog=tc", func(b *testing.B) {
-		tc := &bpf.Loop{Prog: disp.TcDrop, Data: frame, Runs: disp.Runs, Prepare: occupy("", 0, true)}
+		tc := &bpf.Loop{Prog: disp.TcDrop, Data: frame, Runs: disp.Runs, Switch: occupy("", 0, true)}
 		bpf.Bench(b, tc, base, benchOptions())
 	})
 	b.Run("dispatcher=rebuild/fill=none/prog=xdp", func(b *testing.B) {
