@@ -32,8 +32,11 @@ var HaveLiveFrames = sync.OnceValue(func() error {
 	if err != nil {
 		return err
 	}
-	_, err = p.Run(&ebpf.RunOptions{Data: frame, Repeat: 1, Flags: unix.BPF_F_TEST_XDP_LIVE_FRAMES})
-	if errors.Is(err, unix.EINVAL) {
+	// As the generator calls it, batch size included: a kernel older
+	// than 5.18 may run the program without looking at the flag, but
+	// refuses the attribute's newer fields (EINVAL or E2BIG).
+	_, err = p.Run(&ebpf.RunOptions{Data: frame, Repeat: 1, Flags: unix.BPF_F_TEST_XDP_LIVE_FRAMES, BatchSize: TrafficBatch})
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.E2BIG) {
 		return fmt.Errorf("BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES (Linux 5.18): %w", ebpf.ErrNotSupported)
 	}
 	if err != nil {
