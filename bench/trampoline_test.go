@@ -624,6 +624,16 @@ var trampolineCap = sync.OnceValue(func() int {
 			}
 		}
 	}
+	// Not in BTF: a #define, BPF_MAX_TRAMP_LINKS (38) from 5.19 on, and
+	// BPF_MAX_TRAMP_PROGS (40) before (5.10 links a 39th program).
+	var u unix.Utsname
+	var major, minor int
+	if unix.Uname(&u) == nil {
+		fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor)
+		if major > 0 && (major < 5 || major == 5 && minor < 19) {
+			return 40
+		}
+	}
 	return defaultTrampolineCap
 })
 
