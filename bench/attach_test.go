@@ -397,6 +397,7 @@ func ifaceVerdict(s bpf.IfaceSample) string {
 // does, and checks the run left nothing behind.
 func TestAttachOutputParses(t *testing.T) {
 	requireRoot(t)
+	requireLiveFrames(t)
 	before := snapshot(t)
 	stdout, stderr, err := runSuite(t, nil, "-test.run=^$",
 		"-test.bench=^BenchmarkAttach$/^action=(none|drop)$/^mode=(none|native)$/^prog=(none|drop)$/^dispatcher=(direct|full)$",
@@ -491,6 +492,7 @@ func requireNoConfigLines(t *testing.T, stderr string) {
 // rig, 46 fillers in their own namespace) and checks the run left nothing.
 func TestAttachCleanupOnFailure(t *testing.T) {
 	requireRoot(t)
+	requireLiveFrames(t)
 	before := snapshot(t)
 	stdout, stderr, err := runSuite(t, []string{failEnv + "=attach-full"}, "-test.run=^$",
 		"-test.bench=^BenchmarkAttach$/^action=drop$/^mode=native$/^prog=drop$/^dispatcher=full$", "-test.benchtime=1x")

@@ -534,6 +534,7 @@ func TestStage(t *testing.T) {
 // included).
 func TestCpumapOutputParses(t *testing.T) {
 	requireRoot(t)
+	requireLiveFrames(t)
 	before := snapshot(t)
 	kthreads := cpumapKthreads()
 	f := runFamily(t, "^BenchmarkCpumap$")

@@ -29,6 +29,13 @@ func runSuite(t *testing.T, env []string, args ...string) (stdout, stderr string
 	return out.String(), errOut.String(), err
 }
 
+// requireLiveFrames skips a test of a family built on the veth rig where
+// the family itself skips: the kernel has no live-frames test_run (< 5.18).
+func requireLiveFrames(t *testing.T) {
+	t.Helper()
+	bpf.Require(t, bpf.HaveLiveFrames(), "traffic generator")
+}
+
 // snapshot takes the state to compare with after a run, once programs and
 // links freed by earlier tests are gone.
 func snapshot(t *testing.T) bpf.Snapshot {

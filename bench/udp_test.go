@@ -323,6 +323,7 @@ func (u *udpReceiver) serve(stop *atomic.Bool) error {
 // unsaturated receiver.
 func TestUDPOutputParses(t *testing.T) {
 	requireRoot(t)
+	requireLiveFrames(t)
 	before := snapshot(t)
 	f := runFamily(t, "^BenchmarkUDP$")
 	f.requireUnits(t, "UDP/recv=none", "pps", "sec/pkt", "rx-sec/pkt", "lost-pkts")
