@@ -360,7 +360,7 @@ func (f familyRun) requireUnits(t *testing.T, name string, units ...string) {
 // and the run leaves nothing behind.
 func TestAFXDPOutputParses(t *testing.T) {
 	requireRoot(t)
-	bpf.Require(t, bpf.HaveLiveFrames(), "AF_XDP family's traffic generator")
+	requireLiveFrames(t)
 	before := snapshot(t)
 	f := runFamily(t, "^BenchmarkAFXDP$")
 	want := []string{"AFXDP/app=rxdrop/mode=kernel", "AFXDP/app=rxdrop/mode=copy", "AFXDP/app=l2fwd/mode=kernel", "AFXDP/app=l2fwd/mode=copy"}
