@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 )
@@ -43,16 +42,7 @@ const LoopbackIfindex = 1
 // XDP) and registers the detach with tb.Cleanup.
 func NewHolder(tb testing.TB, ns *Netns, first *ebpf.Program) *Holder {
 	tb.Helper()
-	flip, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-		Name:       "bpfbench_flip",
-		Type:       ebpf.XDP,
-		AttachType: ebpf.AttachXDP,
-		Instructions: asm.Instructions{
-			asm.Mov.Imm(asm.R0, 2), // XDP_PASS
-			asm.Return(),
-		},
-		License: "GPL",
-	})
+	flip, err := returnProgram("bpfbench_flip", xdpPass)
 	if err != nil {
 		tb.Fatalf("load dispatcher flip program: %v", err)
 	}

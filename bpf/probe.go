@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,15 +14,7 @@ import (
 // of the attach-run families: an error wrapping ebpf.ErrNotSupported when
 // it does not. The probe runs a program that drops its one frame.
 var HaveLiveFrames = sync.OnceValue(func() error {
-	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-		Name: "bpfbench_probe",
-		Type: ebpf.XDP,
-		Instructions: asm.Instructions{
-			asm.Mov.Imm(asm.R0, 1), // XDP_DROP
-			asm.Return(),
-		},
-		License: "GPL",
-	})
+	p, err := returnProgram("bpfbench_probe", xdpDrop)
 	if err != nil {
 		return fmt.Errorf("load live-frames probe: %w", err)
 	}
