@@ -67,9 +67,8 @@ func (v afxdpVariant) kernelReceiver() bpf.Receiver {
 // dropping or transmitting it in XDP. The application's side is the remote
 // stage (remote-ns/pkt: its CPU time per packet, spinning left out;
 // remote-cpu-busy; remote-bound: 1 when it could not keep up, so
-// remote-pps is its rate).
-// Which side is the bottleneck is said on stderr: a pps figure is only the
-// rate of the side that limits it (CLAIMS.md §5).
+// remote-pps is its rate). Which side is the bottleneck is said on stderr:
+// a pps figure is only the rate of the side that limits it (CLAIMS.md §5).
 func BenchmarkAFXDP(b *testing.B) {
 	requireRoot(b)
 	o := benchOptions()
@@ -370,7 +369,7 @@ func TestAFXDPOutputParses(t *testing.T) {
 	for _, name := range want {
 		f.requireUnits(t, name, "pps", "sec/pkt", "gen-sec/pkt", "rx-sec/pkt", "lost-pkts", "lost-frac")
 		if strings.HasSuffix(name, "copy") {
-			f.requireUnits(t, name, "delta-sec/pkt", "remote-sec/pkt", "remote-cpu-busy", "remote-bound")
+			f.requireUnits(t, name, "delta-sec/pkt", "remote-sec/pkt", "remote-cpu-busy", "remote-cpu-wait", "remote-bound")
 			if v, _ := f.results[name].Value("remote-bound"); v == 1 {
 				f.requireUnits(t, name, "remote-pps")
 			}

@@ -377,10 +377,12 @@ func (s *stage) verdict(what string, cpu int, lostFrac, senderNs float64, where 
 
 // report adds the remote-* metrics; remote-pps only for a stage that was
 // the bottleneck, since otherwise it is not a rate anything sustained.
+// remote-cpu-wait shows, run by run, whether other tasks held its CPU.
 func (s *stage) report(b *testing.B, lostFrac, senderNs float64) {
 	b.Helper()
 	b.ReportMetric(s.nsPerPkt(), "remote-ns/pkt")
 	b.ReportMetric(s.busyFrac(), "remote-cpu-busy")
+	b.ReportMetric(s.waitFrac(), "remote-cpu-wait")
 	b.ReportMetric(b2f(s.bound(lostFrac, senderNs)), "remote-bound")
 	if s.bound(lostFrac, senderNs) {
 		b.ReportMetric(1e9/s.nsPerPkt(), "remote-pps")
@@ -545,7 +547,7 @@ func TestCpumapOutputParses(t *testing.T) {
 	for _, name := range want {
 		f.requireUnits(t, name, "pps", "sec/pkt", "gen-sec/pkt", "rx-sec/pkt", "lost-pkts", "lost-frac")
 		if strings.Contains(name, "redirect=cpumap") {
-			f.requireUnits(t, name, "delta-sec/pkt", "remote-sec/pkt", "remote-cpu-busy", "remote-bound")
+			f.requireUnits(t, name, "delta-sec/pkt", "remote-sec/pkt", "remote-cpu-busy", "remote-cpu-wait", "remote-bound")
 		}
 	}
 	if !strings.Contains(f.stderr, "the cpumap kthread on CPU") {

@@ -339,7 +339,7 @@ func TestUDPOutputParses(t *testing.T) {
 		case res != nil && reason != "":
 			t.Errorf("%s both gave a result and skipped", name)
 		case res != nil:
-			f.requireUnits(t, name, "remote-sec/pkt", "remote-pps", "calls/s", "remote-cpu-busy", "remote-bound")
+			f.requireUnits(t, name, "remote-sec/pkt", "remote-pps", "calls/s", "remote-cpu-busy", "remote-cpu-wait", "remote-bound")
 			if v, _ := res.Value("remote-bound"); v != 1 {
 				t.Errorf("%s: a result with remote-bound %v", name, v)
 			}

@@ -39,6 +39,7 @@ var Units = []string{
 	"Unit remote-ns/pkt better=lower assume=nothing",
 	"Unit remote-pps better=higher assume=nothing",
 	"Unit remote-cpu-busy assume=nothing",
+	"Unit remote-cpu-wait better=lower assume=nothing",
 	"Unit remote-bound better=higher assume=exact",
 	"Unit calls/s better=higher assume=nothing",
 }
