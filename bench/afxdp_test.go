@@ -65,7 +65,7 @@ func (v afxdpVariant) kernelReceiver() bpf.Receiver {
 // (ns/pkt, rx-ns/pkt: the generating CPU) it reports delta-ns/pkt: what the
 // generating CPU pays per packet to hand the frame to the socket instead of
 // dropping or transmitting it in XDP. The application's side is the remote
-// stage (remote-ns/pkt: its CPU time per packet, spinning left out;
+// stage (remote-ns/pkt: its busy time per packet, spinning left out;
 // remote-cpu-busy; remote-bound: 1 when it could not keep up, so
 // remote-pps is its rate). Which side is the bottleneck is said on stderr:
 // a pps figure is only the rate of the side that limits it (CLAIMS.md §5).
@@ -184,12 +184,12 @@ func openXSK(tb testing.TB, t *bpf.Traffic, queue int, zerocopy bool) *bpf.XSK {
 // serveXSK runs app on x on a thread pinned to cpu until tb's cleanup,
 // which stops it before the socket closes (cleanups run last-in first-out),
 // and returns running counts of the ns the application worked and the ns
-// it waited for its CPU. It worked its thread's CPU time minus its empty
-// polls (it spins, as xdpsock does, so that the kernel never has to wake
-// it) at the cost of one, measured while no frames come, plus the CPU's
-// ksoftirqd's (an l2fwd send runs the receiving end's softirq on this CPU,
-// and what it defers goes there). CPU time, not wall time: time other tasks
-// held the CPU is not the application's.
+// it waited for its CPU. It spins, as xdpsock does, so that the kernel never
+// has to wake it: its CPU time is all of its time, and its work is the
+// wall time of its busy periods (XSK.Busy), plus its CPU's ksoftirqd's (an
+// l2fwd send runs the receiving end's softirq on this CPU, and what it
+// defers goes there). Time other tasks held the CPU inside a busy period
+// counts as work; remote-cpu-wait says how much they held it in all.
 func serveXSK(tb testing.TB, x *bpf.XSK, app string, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
 	var stop atomic.Bool
@@ -212,37 +212,18 @@ func serveXSK(tb testing.TB, x *bpf.XSK, app string, cpu int) func() (work, wait
 			tb.Fatalf("AF_XDP %s did not start on CPU %d", app, cpu)
 		}
 	}
-	soft, err := bpf.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
-	if err != nil {
-		tb.Fatal(err)
+	soft, serr := bpf.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
+	if serr != nil {
+		tb.Fatal(serr)
 	}
-	thread := bpf.ThreadClock(int(x.TID.Load()))
-	// Calibrate an empty poll.
-	time.Sleep(2 * time.Millisecond)
-	c0, err := clockNs(thread)
-	e0 := x.Empty.Load()
-	time.Sleep(20 * time.Millisecond)
-	c1, err1 := clockNs(thread)
-	e1 := x.Empty.Load()
-	if err = errors.Join(err, err1); err != nil {
-		tb.Fatalf("AF_XDP application's CPU time: %v", err)
-	}
-	if e1 <= e0 || c1 <= c0 {
-		tb.Fatalf("AF_XDP %s on CPU %d made %d empty polls in %d ns of CPU time while no frames came: it does not spin", app, cpu, e1-e0, c1-c0)
-	}
-	perEmpty := float64(c1-c0) / float64(e1-e0)
 	stat := fmt.Sprintf("/proc/self/task/%d/schedstat", x.TID.Load())
 	return func() (int64, int64, error) {
-		c, err := clockNs(thread)
-		if err != nil {
-			return 0, 0, err
-		}
 		s, err := clockNs(soft)
 		if err != nil {
 			return 0, 0, err
 		}
 		_, wait, err := schedstat(stat)
-		return c + s - int64(perEmpty*float64(x.Empty.Load())), wait, err
+		return int64(x.Busy()) + s, wait, err
 	}
 }
 

@@ -57,16 +57,12 @@ type XSK struct {
 	Received  atomic.Uint64 // descriptors taken off the RX ring
 	Forwarded atomic.Uint64 // descriptors put on the TX ring (l2fwd)
 	Completed atomic.Uint64 // sent frames returned on the completion ring
-	// Empty counts polls that found nothing to do, published at least
-	// every xskEmptyPublish polls: the application spins, so its CPU time
-	// is its work plus Empty times the cost of an empty poll.
-	Empty atomic.Uint64
 	// TID is the thread Serve runs on, once it has started.
 	TID atomic.Int32
-}
 
-// xskEmptyPublish bounds how stale Empty is: 1024 polls of a few ns.
-const xskEmptyPublish = 1024
+	busyNs    atomic.Int64 // finished busy periods
+	busySince atomic.Int64 // start of the current one (xskClock), 0 when idle
+}
 
 // xskRing is one ring: the two indexes, the entries, and this side's copy
 // of the index it owns.
@@ -199,6 +195,24 @@ func sockopt(call uintptr, fd, opt int, p unsafe.Pointer, size uintptr) error {
 	return nil
 }
 
+// Busy is the time the application has spent with work to do: from a poll
+// that found something to do to the next poll that found nothing, summed.
+// The application spins, so its CPU time says nothing of its work; this is
+// wall time, read at each change between busy and idle, so time the thread
+// lost to other tasks in the middle of a busy period counts as busy.
+func (x *XSK) Busy() time.Duration {
+	b := x.busyNs.Load()
+	if s := x.busySince.Load(); s != 0 {
+		b += max(0, xskClock()-s)
+	}
+	return time.Duration(b)
+}
+
+var xskEpoch = time.Now()
+
+// xskClock is monotonic ns since xskEpoch, never 0 (0 means idle).
+func xskClock() int64 { return int64(time.Since(xskEpoch)) + 1 }
+
 // FD is the socket, for an XSKMAP.
 func (x *XSK) FD() int { return x.fd }
 
@@ -258,20 +272,37 @@ func (r *xskRing) publish(n uint32, index *uint32) {
 // copy mode transmits from the sendto call, at most 32 frames per call),
 // returning frames to the fill ring as their sends complete. It spins
 // without sleeping, as xdpsock does without -p, so run it on a CPU of its
-// own, on a locked thread. Empty and TID say how much of its CPU time was
-// work.
+// own, on a locked thread; Busy says how much of the time it had work.
 func (x *XSK) Serve(app string, stop *atomic.Bool) error {
 	if app != "rxdrop" && app != "l2fwd" {
 		return fmt.Errorf("AF_XDP application %q: want rxdrop or l2fwd", app)
 	}
 	fwd := app == "l2fwd"
 	x.TID.Store(int32(unix.Gettid()))
-	var empty, published uint64
-	defer func() { x.Empty.Store(empty) }()
+	busy := false
+	defer func() {
+		if busy {
+			x.busyNs.Add(xskClock() - x.busySince.Load())
+			x.busySince.Store(0)
+		}
+	}()
 	for !stop.Load() {
-		work := false
-		// Frames whose send completed go back to the fill ring. (rxdrop
-		// sends nothing; the check is one load.)
+		// Anything to do? Timed from before the work, so that a busy
+		// period of one poll counts.
+		txPending := fwd && atomic.LoadUint32(x.tx.consumer) != x.tx.own
+		if x.comp.ready() == 0 && x.rx.ready() == 0 && !txPending {
+			if busy {
+				x.busyNs.Add(xskClock() - x.busySince.Load())
+				x.busySince.Store(0)
+				busy = false
+			}
+			continue
+		}
+		if !busy {
+			x.busySince.Store(xskClock())
+			busy = true
+		}
+		// Frames whose send completed go back to the fill ring.
 		if n := min(x.comp.ready(), x.fill.free()); n > 0 {
 			for i := uint32(0); i < n; i++ {
 				*x.fill.addr(x.fill.own + i) = *x.comp.addr(x.comp.own + i)
@@ -279,7 +310,6 @@ func (x *XSK) Serve(app string, stop *atomic.Bool) error {
 			x.comp.publish(n, x.comp.consumer)
 			x.fill.publish(n, x.fill.producer)
 			x.Completed.Add(uint64(n))
-			work = true
 		}
 		if n := x.rx.ready(); n > 0 {
 			if fwd {
@@ -301,20 +331,11 @@ func (x *XSK) Serve(app string, stop *atomic.Bool) error {
 				x.fill.publish(n, x.fill.producer)
 			}
 			x.Received.Add(uint64(n))
-			work = work || n > 0
 		}
 		if fwd && atomic.LoadUint32(x.tx.consumer) != x.tx.own {
 			if err := x.kick(); err != nil {
 				return err
 			}
-			work = true
-		}
-		if !work {
-			empty++
-		}
-		if empty != published && (work || empty-published >= xskEmptyPublish) {
-			x.Empty.Store(empty)
-			published = empty
 		}
 	}
 	return nil
