@@ -25,12 +25,7 @@
  * success even when every redirect fails.
  */
 #include "include/common.h"
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/udp.h>
-#include <bpf/bpf_endian.h>
+#include "include/packet.h"
 
 /* RX queues counted one by one; higher queue indexes share the last slot. */
 #define MAX_QUEUES 64
@@ -77,14 +72,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } rx_fwd SEC(".maps");
-
-enum proto {
-	PROTO_OTHER,
-	PROTO_IPV4,
-	PROTO_IPV6,
-	PROTO_UDP,
-	PROTO_MAX,
-};
 
 /* Per-protocol counts: rx_parse's side effect. */
 struct {
@@ -133,58 +120,12 @@ int rx_drop(struct xdp_md *ctx)
 	return verdict();
 }
 
-static __always_inline void count_proto(__u32 p)
-{
-	__u64 *n = bpf_map_lookup_elem(&rx_proto, &p);
-
-	if (n)
-		(*n)++;
-}
-
 /* rx_parse reads Ethernet, IPv4 or IPv6, and UDP headers and counts per protocol. */
 SEC("xdp")
 int rx_parse(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	__u8 l4 = 0;
-	void *l4hdr;
-
 	count(&rx_count, ctx->rx_queue_index);
-	if ((void *)(eth + 1) > end)
-		goto out;
-
-	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *ip = (void *)(eth + 1);
-
-		if ((void *)(ip + 1) > end || ip->ihl < 5)
-			goto out;
-		count_proto(PROTO_IPV4);
-		l4 = ip->protocol;
-		l4hdr = (void *)ip + ip->ihl * 4;
-	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = (void *)(eth + 1);
-
-		if ((void *)(ip6 + 1) > end)
-			goto out;
-		count_proto(PROTO_IPV6);
-		l4 = ip6->nexthdr;
-		l4hdr = ip6 + 1;
-	} else {
-		count_proto(PROTO_OTHER);
-		goto out;
-	}
-
-	if (l4 == IPPROTO_UDP) {
-		struct udphdr *udp = l4hdr;
-
-		if ((void *)(udp + 1) > end)
-			goto out;
-		if (udp->dest)
-			count_proto(PROTO_UDP);
-	}
-out:
+	parse_count((void *)(long)ctx->data, (void *)(long)ctx->data_end, &rx_proto);
 	return verdict();
 }
 
@@ -192,18 +133,8 @@ out:
 SEC("xdp")
 int rx_touch(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	unsigned char tmp[ETH_ALEN];
-
 	count(&rx_count, ctx->rx_queue_index);
-	if ((void *)(eth + 1) > end)
-		return verdict();
-
-	__builtin_memcpy(tmp, eth->h_dest, ETH_ALEN);
-	__builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, tmp, ETH_ALEN);
+	swap_macs((void *)(long)ctx->data, (void *)(long)ctx->data_end);
 	return verdict();
 }
 
