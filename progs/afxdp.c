@@ -16,9 +16,8 @@
  * counts its own receivers'.
  */
 #include "include/common.h"
+#include "include/queues.h"
 
-/* RX queues counted one by one; higher queue indexes share the last slot. */
-#define MAX_QUEUES 64
 
 /* Frames seen by the receiver, per CPU and RX queue: replaced by attach.c's. */
 struct {
@@ -39,14 +38,7 @@ struct {
 SEC("xdp")
 int xsk_redirect(struct xdp_md *ctx)
 {
-	__u32 key = ctx->rx_queue_index;
-	__u64 *n;
-
-	if (key > MAX_QUEUES)
-		key = MAX_QUEUES;
-	n = bpf_map_lookup_elem(&rx_count, &key);
-	if (n)
-		COUNT_RUN(*n);
+	count(&rx_count, ctx->rx_queue_index);
 	return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP);
 }
 

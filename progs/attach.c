@@ -26,9 +26,7 @@
  */
 #include "include/common.h"
 #include "include/packet.h"
-
-/* RX queues counted one by one; higher queue indexes share the last slot. */
-#define MAX_QUEUES 64
+#include "include/queues.h"
 
 /* The receivers' verdict: XDP_DROP, XDP_PASS, XDP_TX or XDP_REDIRECT. */
 volatile const __u32 rx_action = XDP_DROP;
@@ -80,17 +78,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } rx_proto SEC(".maps");
-
-static __always_inline void count(void *map, __u32 key)
-{
-	__u64 *n;
-
-	if (key > MAX_QUEUES)
-		key = MAX_QUEUES;
-	n = bpf_map_lookup_elem(map, &key);
-	if (n)
-		COUNT_RUN(*n);
-}
 
 SEC("xdp")
 int gen(struct xdp_md *ctx)

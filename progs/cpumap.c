@@ -20,9 +20,8 @@
  * own receivers'.
  */
 #include "include/common.h"
+#include "include/queues.h"
 
-/* RX queues counted one by one; higher queue indexes share the last slot. */
-#define MAX_QUEUES 64
 /* CPUs a CPUMAP entry may name. */
 #define MAX_CPUS 64
 
@@ -56,14 +55,7 @@ struct {
 SEC("xdp")
 int cpu_redirect(struct xdp_md *ctx)
 {
-	__u32 key = ctx->rx_queue_index;
-	__u64 *n;
-
-	if (key > MAX_QUEUES)
-		key = MAX_QUEUES;
-	n = bpf_map_lookup_elem(&rx_count, &key);
-	if (n)
-		COUNT_RUN(*n);
+	count(&rx_count, ctx->rx_queue_index);
 	return bpf_redirect_map(&cpus, target_cpu, 0);
 }
 

@@ -1,0 +1,28 @@
+/* Per-RX-queue counting, shared by the families that receive real frames. */
+#ifndef BPFBENCH_QUEUES_H
+#define BPFBENCH_QUEUES_H
+
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include "common.h"
+
+/* RX queues counted one by one; higher queue indexes share the last slot. */
+#define MAX_QUEUES 64
+
+/*
+ * count adds one at key (an RX queue, or 0) of a PERCPU_ARRAY of
+ * MAX_QUEUES + 1 counters. Per CPU, because these programs run on several
+ * CPUs at once and a plain global counter would race.
+ */
+static __always_inline void count(void *map, __u32 key)
+{
+	__u64 *n;
+
+	if (key > MAX_QUEUES)
+		key = MAX_QUEUES;
+	n = bpf_map_lookup_elem(map, &key);
+	if (n)
+		COUNT_RUN(*n);
+}
+
+#endif
