@@ -302,19 +302,14 @@ func runFamily(t *testing.T, bench string) familyRun {
 		}
 		keep = append(keep, l)
 	}
-	r := benchfmt.NewReader(strings.NewReader(strings.Join(keep, "\n")), "suite")
-	for r.Scan() {
-		switch rec := r.Result().(type) {
-		case *benchfmt.Result:
-			name := string(rec.Name.Full())
-			name = name[:strings.LastIndex(name, "-")]
-			run.results[name] = rec.Clone()
-			run.order = append(run.order, name)
-		case *benchfmt.SyntaxError:
-			t.Errorf("benchfmt: %v", rec)
-		}
+	var results []*benchfmt.Result
+	results, run.units = readResults(t, strings.Join(keep, "\n"))
+	for _, rec := range results {
+		name := string(rec.Name.Full())
+		name = name[:strings.LastIndex(name, "-")]
+		run.results[name] = rec
+		run.order = append(run.order, name)
 	}
-	run.units = r.Units()
 	requireNoConfigLines(t, stderr)
 	return run
 }

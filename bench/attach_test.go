@@ -405,17 +405,7 @@ func TestAttachOutputParses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
 	}
-	r := benchfmt.NewReader(strings.NewReader(stdout), "suite")
-	var results []*benchfmt.Result
-	for r.Scan() {
-		switch rec := r.Result().(type) {
-		case *benchfmt.Result:
-			results = append(results, rec.Clone())
-		case *benchfmt.SyntaxError:
-			t.Errorf("benchfmt: %v", rec)
-		}
-	}
-	units := r.Units()
+	results, units := readResults(t, stdout)
 	want := []string{
 		"Attach/action=none/mode=none/prog=none/dispatcher=direct",
 		"Attach/action=drop/mode=native/prog=drop/dispatcher=direct",
@@ -541,18 +531,16 @@ func TestAttachIface(t *testing.T) {
 	if sendErr != nil {
 		t.Fatal(sendErr)
 	}
-	r := benchfmt.NewReader(strings.NewReader(stdout), "suite")
+	results, _ := readResults(t, stdout)
 	var names []string
-	for r.Scan() {
-		if res, ok := r.Result().(*benchfmt.Result); ok {
-			names = append(names, string(res.Name.Full()))
-			if v, _ := res.Value("pps"); v <= 0 {
-				t.Errorf("%s: %v pps with traffic flowing", res.Name.Full(), v)
-			}
-			for _, unit := range []string{"sec/pkt", "rx-cpu-busy", "lost-pkts", "rx-bound"} {
-				if _, ok := res.Value(unit); !ok {
-					t.Errorf("%s lacks %s", res.Name.Full(), unit)
-				}
+	for _, res := range results {
+		names = append(names, string(res.Name.Full()))
+		if v, _ := res.Value("pps"); v <= 0 {
+			t.Errorf("%s: %v pps with traffic flowing", res.Name.Full(), v)
+		}
+		for _, unit := range []string{"sec/pkt", "rx-cpu-busy", "lost-pkts", "rx-bound"} {
+			if _, ok := res.Value(unit); !ok {
+				t.Errorf("%s lacks %s", res.Name.Full(), unit)
 			}
 		}
 	}

@@ -65,6 +65,23 @@ func requireSameState(t *testing.T, before bpf.Snapshot) {
 	t.Fatalf("the run left the machine changed: %s", diff)
 }
 
+// readResults reads the suite's output as benchstat does, failing t on
+// every line benchfmt calls malformed.
+func readResults(t *testing.T, out string) ([]*benchfmt.Result, benchfmt.UnitMetadataMap) {
+	t.Helper()
+	r := benchfmt.NewReader(strings.NewReader(out), "suite")
+	var results []*benchfmt.Result
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			results = append(results, rec.Clone())
+		case *benchfmt.SyntaxError:
+			t.Errorf("benchfmt: %v", rec)
+		}
+	}
+	return results, r.Units()
+}
+
 // TestOutputParses runs a benchmark as a user would and reads its output
 // with benchfmt, as benchstat does: the configuration lines and the
 // /key=value names must be there.
@@ -74,18 +91,7 @@ func TestOutputParses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
 	}
-	r := benchfmt.NewReader(strings.NewReader(stdout), "suite")
-	var results []*benchfmt.Result
-	var units benchfmt.UnitMetadataMap
-	for r.Scan() {
-		switch rec := r.Result().(type) {
-		case *benchfmt.Result:
-			results = append(results, rec.Clone())
-		case *benchfmt.SyntaxError:
-			t.Errorf("benchfmt: %v", rec)
-		}
-	}
-	units = r.Units()
+	results, units := readResults(t, stdout)
 	if len(results) != 2 {
 		t.Fatalf("got %d results, want 2:\n%s", len(results), stdout)
 	}
