@@ -68,7 +68,9 @@ type Result struct {
 	Delta, DeltaCI95 float64
 	HaveDelta        bool
 	Rounds           int
-	Restarts         int
+	// Remeasured counts measurements taken again: loops the kernel
+	// abandoned on EINTR, and samples whose clocks disagreed.
+	Remeasured int
 }
 
 // Bench measures loop v for b.N repetitions and reports ns/op (sub-ns
@@ -100,6 +102,9 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 			// Both numbers are reported; neither is a measurement.
 			b.Logf("%v (not fatal: the CPU is emulated, virt: tcg)", err)
 		}
+	}
+	if r.Remeasured > 0 {
+		b.Logf("%d of %d rounds' measurements were taken again (EINTR, or the clocks disagreed)", r.Remeasured, r.Rounds)
 	}
 	b.ReportMetric(r.Ns, "ns/op")
 	if kernelTimed {
@@ -146,7 +151,7 @@ func measureRounds(n int, v, base *Loop, callTime time.Duration, reset func()) (
 	reset()
 
 	var ns, kns, call, delta []float64
-	var restarts int
+	var remeasured int
 	for i := 0; i < rounds; i++ {
 		var sv, sb Sample
 		if base == nil {
@@ -166,17 +171,17 @@ func measureRounds(n int, v, base *Loop, callTime time.Duration, reset func()) (
 		ns = append(ns, sv.Ns)
 		kns = append(kns, float64(sv.KernelNs))
 		call = append(call, float64(sv.FixedNs)/1e3)
-		restarts += sv.Restarts + sb.Restarts
+		remeasured += sv.Restarts + sv.Rejected + sb.Restarts + sb.Rejected
 		if base != nil {
 			delta = append(delta, sv.Ns-sb.Ns)
 		}
 	}
 	r := Result{
-		Ns:       stats.Mean(ns),
-		KernelNs: stats.Mean(kns),
-		CallUs:   stats.Sample{Xs: call}.Quantile(0.5),
-		Rounds:   rounds,
-		Restarts: restarts,
+		Ns:         stats.Mean(ns),
+		KernelNs:   stats.Mean(kns),
+		CallUs:     stats.Sample{Xs: call}.Quantile(0.5),
+		Rounds:     rounds,
+		Remeasured: remeasured,
 	}
 	if base != nil {
 		r.HaveDelta = true
