@@ -8,7 +8,7 @@ BENCH     ?= .
 BENCHTIME ?= 1s
 LABEL     ?= run
 COMMIT    := $(shell git rev-parse --short HEAD 2>/dev/null)$(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo -dirty)
-LDFLAGS   := -X bpfbench/bpf.Commit=$(COMMIT)
+LDFLAGS   := -X bpfbench/bpf/labels.Commit=$(COMMIT)
 RUNSTAMP  := $(shell date -u +%Y%m%dT%H%M%SZ)
 RESULT    ?= results/$(RUNSTAMP)-$(shell hostname -s)-$(shell uname -r)-$(LABEL).txt
 

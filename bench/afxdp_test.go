@@ -13,6 +13,11 @@ import (
 	"time"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
+	"bpfbench/bpf/rig"
+	"bpfbench/bpf/xsk"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/perf/benchfmt"
@@ -36,11 +41,11 @@ var afxdpVariants = []afxdpVariant{
 }
 
 // kernelReceiver is the XDP program that does app in the kernel.
-func (v afxdpVariant) kernelReceiver() bpf.Receiver {
+func (v afxdpVariant) kernelReceiver() rig.Receiver {
 	if v.app == "l2fwd" {
-		return bpf.Receiver{Action: "tx", Mode: "native", Prog: "touch"}
+		return rig.Receiver{Action: "tx", Mode: "native", Prog: "touch"}
 	}
-	return bpf.Receiver{Action: "drop", Mode: "native", Prog: "drop"}
+	return rig.Receiver{Action: "drop", Mode: "native", Prog: "drop"}
 }
 
 // BenchmarkAFXDP answers: what does it cost per packet to hand frames to
@@ -70,19 +75,19 @@ func (v afxdpVariant) kernelReceiver() bpf.Receiver {
 // remote-pps is its rate). Which side is the bottleneck is said on stderr:
 // a pps figure is only the rate of the side that limits it (CLAIMS.md §5).
 func BenchmarkAFXDP(b *testing.B) {
-	requireRoot(b)
+	host.RequireRoot(b)
 	o := benchOptions()
 	appCPU := otherCPU(o.CPU)
 	if appCPU < 0 {
 		b.Skip("the AF_XDP family needs two CPUs: the application runs on the one the generator does not use")
 	}
-	t := bpf.NewTraffic(b, 2)
+	t := rig.NewTraffic(b, 2)
 	spec, err := bpf.LoadAfxdp()
 	if err != nil {
 		b.Fatal(err)
 	}
 	var objs bpf.AfxdpObjects
-	bpf.Require(b, spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{
+	probe.Require(b, spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{
 		MapReplacements: map[string]*ebpf.Map{bpf.AfxdpMapRxCount: t.RxCount()},
 	}), "load the AF_XDP redirect program")
 	b.Cleanup(func() { objs.Close() })
@@ -129,7 +134,7 @@ func BenchmarkAFXDP(b *testing.B) {
 					return c.Returned(), err
 				}
 			}
-			r := bpf.Receiver{Action: "xsk", Mode: "native", Prog: v.app, Ext: &bpf.Ext{
+			r := rig.Receiver{Action: "xsk", Mode: "native", Prog: v.app, Ext: &rig.Ext{
 				Name:      fmt.Sprintf("AF_XDP %s %s, queue %d", v.mode, v.app, queue),
 				Prog:      objs.XskRedirect,
 				Echoes:    v.app == "l2fwd",
@@ -159,12 +164,12 @@ func BenchmarkAFXDP(b *testing.B) {
 // its namespace, and registers closing it. A zero-copy socket the driver
 // refuses skips, naming the errno (veth: EOPNOTSUPP, it has no zero-copy
 // support); every other error fails.
-func openXSK(tb testing.TB, t *bpf.Traffic, queue int, zerocopy bool) *bpf.XSK {
+func openXSK(tb testing.TB, t *rig.Traffic, queue int, zerocopy bool) *xsk.XSK {
 	tb.Helper()
-	var x *bpf.XSK
+	var x *xsk.XSK
 	err := t.NS.Do(func() error {
 		var err error
-		x, err = bpf.NewXSK(bpf.XSKConfig{Ifindex: t.Pair.B.Index, Queue: queue, Zerocopy: zerocopy})
+		x, err = xsk.NewXSK(xsk.XSKConfig{Ifindex: t.Pair.B.Index, Queue: queue, Zerocopy: zerocopy})
 		return err
 	})
 	if zerocopy && errors.Is(err, unix.EOPNOTSUPP) {
@@ -190,7 +195,7 @@ func openXSK(tb testing.TB, t *bpf.Traffic, queue int, zerocopy bool) *bpf.XSK {
 // l2fwd send runs the receiving end's softirq on this CPU, and what it
 // defers goes there). Time other tasks held the CPU inside a busy period
 // counts as work; remote-cpu-wait says how much they held it in all.
-func serveXSK(tb testing.TB, x *bpf.XSK, app string, cpu int) func() (work, wait int64, err error) {
+func serveXSK(tb testing.TB, x *xsk.XSK, app string, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -198,7 +203,7 @@ func serveXSK(tb testing.TB, x *bpf.XSK, app string, cpu int) func() (work, wait
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		err = bpf.Pinned(cpu, func() error { return x.Serve(app, &stop) })
+		err = measure.Pinned(cpu, func() error { return x.Serve(app, &stop) })
 	}()
 	tb.Cleanup(func() {
 		stop.Store(true)
@@ -212,28 +217,19 @@ func serveXSK(tb testing.TB, x *bpf.XSK, app string, cpu int) func() (work, wait
 			tb.Fatalf("AF_XDP %s did not start on CPU %d", app, cpu)
 		}
 	}
-	soft, serr := bpf.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
+	soft, serr := measure.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if serr != nil {
 		tb.Fatal(serr)
 	}
 	stat := fmt.Sprintf("/proc/self/task/%d/schedstat", x.TID.Load())
 	return func() (int64, int64, error) {
-		s, err := clockNs(soft)
+		s, err := measure.ClockNs(soft)
 		if err != nil {
 			return 0, 0, err
 		}
 		_, wait, err := schedstat(stat)
 		return int64(x.Busy()) + s, wait, err
 	}
-}
-
-// clockNs reads a CPU-time clock.
-func clockNs(clock int32) (int64, error) {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(clock, &ts); err != nil {
-		return 0, fmt.Errorf("read CPU clock %d: %w", clock, err)
-	}
-	return ts.Nano(), nil
 }
 
 func xskStatsDiff(a, b unix.XDPStatistics) unix.XDPStatistics {
@@ -249,7 +245,7 @@ func xskStatsDiff(a, b unix.XDPStatistics) unix.XDPStatistics {
 
 // afxdpVerdict says which side limited a socket row and so which of its
 // figures is a rate.
-func afxdpVerdict(r bpf.Receiver, res bpf.TrafficResult, app *stage, cpu int, s unix.XDPStatistics) string {
+func afxdpVerdict(r rig.Receiver, res rig.TrafficResult, app *stage, cpu int, s unix.XDPStatistics) string {
 	msg := app.verdict("the AF_XDP application", cpu, res.LostFrac, res.Ns, "on the way")
 	if res.RxBound {
 		msg += fmt.Sprintf("\n  KERNEL-BOUND: delta-ns/pkt (%.1f ± %.1f) is what handing a frame to the socket costs the receiving CPU over the in-kernel row", res.Delta, res.DeltaCI95)
@@ -334,7 +330,7 @@ func (f familyRun) requireUnits(t *testing.T, name string, units ...string) {
 // error, socket rows carry the paired delta and the application's stage,
 // and the run leaves nothing behind.
 func TestAFXDPOutputParses(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	requireLiveFrames(t)
 	before := snapshot(t)
 	f := runFamily(t, "^BenchmarkAFXDP$")

@@ -1,6 +1,9 @@
 package bench
 
 import (
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/iface"
+	"bpfbench/bpf/rig"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,8 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"bpfbench/bpf"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/perf/benchfmt"
@@ -40,12 +41,12 @@ func validateAttachFlags() error {
 		}
 		return nil
 	}
-	_, err := bpf.CheckIface(ifaceTarget(), *flagIfaceOverride)
+	_, err := iface.CheckIface(ifaceTarget(), *flagIfaceOverride)
 	return err
 }
 
-func ifaceTarget() bpf.IfaceTarget {
-	return bpf.IfaceTarget{Name: *flagIface, Netns: *flagIfaceNetns}
+func ifaceTarget() iface.IfaceTarget {
+	return iface.IfaceTarget{Name: *flagIface, Netns: *flagIfaceNetns}
 }
 
 // attachVariant is one row of the family's table.
@@ -98,11 +99,11 @@ func (v attachVariant) reference() (attachVariant, bool) {
 }
 
 // receiver is what v attaches.
-func (v attachVariant) receiver(t *bpf.Traffic) bpf.Receiver {
+func (v attachVariant) receiver(t *rig.Traffic) rig.Receiver {
 	if v.action == "none" {
-		return bpf.Receiver{}
+		return rig.Receiver{}
 	}
-	r := bpf.Receiver{Action: v.action, Mode: v.mode, Prog: v.prog}
+	r := rig.Receiver{Action: v.action, Mode: v.mode, Prog: v.prog}
 	switch v.dispatcher {
 	case "full":
 		r.Fill = t.FullFill(r)
@@ -171,17 +172,17 @@ func attachVariants(sweep bool) []attachVariant {
 // With -bpfbench.iface=NAME it measures a real device with external
 // traffic instead (see benchAttachIface).
 func BenchmarkAttach(b *testing.B) {
-	requireRoot(b)
+	host.RequireRoot(b)
 	if *flagIface != "" {
 		benchAttachIface(b)
 		return
 	}
-	t := bpf.NewTraffic(b, 2)
+	t := rig.NewTraffic(b, 2)
 	o := benchOptions()
 	for _, v := range attachVariants(*flagAttachSweep) {
-		var last *bpf.TrafficResult
+		var last *rig.TrafficResult
 		r := v.receiver(t)
-		var ref *bpf.Receiver
+		var ref *rig.Receiver
 		refv, hasRef := v.reference()
 		if hasRef {
 			rr := refv.receiver(t)
@@ -209,7 +210,7 @@ func BenchmarkAttach(b *testing.B) {
 				msg += fmt.Sprintf("; delta-ns/pkt %.2f%s against %s", last.Delta, pm(last.DeltaCI95), refv.name())
 			}
 			if r.Action != "" {
-				msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + indent(bpf.QueueTable(last.Total.RX), "  ")
+				msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + indent(rig.QueueTable(last.Total.RX), "  ")
 			}
 			fmt.Fprintf(os.Stderr, "Attach/%s: %s\n", v.name(), msg)
 		}
@@ -221,7 +222,7 @@ func indent(s, prefix string) string {
 	return prefix + strings.Join(lines, "\n"+prefix)
 }
 
-func reportAttach(b *testing.B, r bpf.Receiver, res bpf.TrafficResult) {
+func reportAttach(b *testing.B, r rig.Receiver, res rig.TrafficResult) {
 	b.Helper()
 	b.ReportMetric(0, "ns/op") // one op is not one packet: ns/pkt is the figure
 	b.ReportMetric(res.PPS, "pps")
@@ -254,7 +255,7 @@ func b2f(v bool) float64 {
 }
 
 // attachVerdict says in words whether the result measures what it names.
-func attachVerdict(r bpf.Receiver, res bpf.TrafficResult) string {
+func attachVerdict(r rig.Receiver, res rig.TrafficResult) string {
 	total := res.Total
 	counts := fmt.Sprintf("generated %d, received %d, returned %d, lost %d (%.2f%%)",
 		total.Gen, total.Received(), total.Returned(), res.Lost, 100*res.LostFrac)
@@ -263,7 +264,7 @@ func attachVerdict(r bpf.Receiver, res bpf.TrafficResult) string {
 		return fmt.Sprintf("generator alone: %.1f ns per frame made and dropped (%s). One CPU does both halves here "+
 			"(veth receives on the sending CPU), so every receiver's ns/pkt includes this; rx-ns/pkt subtracts it pairwise.",
 			res.Ns, counts)
-	case res.LostFrac >= bpf.MaxLostFrac:
+	case res.LostFrac >= rig.MaxLostFrac:
 		return "DOMINATED BY LOSSES: frames that never arrived cost the receiver nothing; " + counts
 	case !res.HaveGen:
 		return "plain mode: generating and receiving together, no bottleneck check; " + counts
@@ -316,27 +317,27 @@ func ifaceVariants(sweep bool) []attachVariant {
 // once), detached at the end, and the device's XDP state is compared with
 // what it was. The link also detaches if the process dies.
 func benchAttachIface(b *testing.B) {
-	ifc, err := bpf.CheckIface(ifaceTarget(), *flagIfaceOverride)
+	ifc, err := iface.CheckIface(ifaceTarget(), *flagIfaceOverride)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rs := bpf.LoadReceivers(b)
+	rs := rig.LoadReceivers(b)
 	vs := ifaceVariants(*flagAttachSweep)
-	l, mode, nativeErr := bpf.AttachIface(b, ifc, rs.Prog(vs[0].action, vs[0].prog))
+	l, mode, nativeErr := iface.AttachIface(b, ifc, rs.Prog(vs[0].action, vs[0].prog))
 	if nativeErr != nil {
 		fmt.Fprintf(os.Stderr, "Attach on %s: native XDP failed (%v): measuring generic XDP\n", ifc, nativeErr)
 	}
-	dev := bpf.SanitizeName(ifc.Name)
+	dev := iface.SanitizeName(ifc.Name)
 	for _, v := range vs {
 		name := fmt.Sprintf("dev=%s/action=%s/mode=%s/prog=%s", dev, v.action, mode, v.prog)
-		var last *bpf.IfaceSample
+		var last *iface.IfaceSample
 		b.Run(name, func(b *testing.B) {
 			if err := l.Update(rs.Prog(v.action, v.prog)); err != nil {
 				b.Fatalf("switch %s to %s/%s: %v", ifc, v.action, v.prog, err)
 			}
 			fmt.Fprintf(os.Stderr, "Attach on %s: %s XDP, program %s returning %s, for %v\n", ifc, mode, v.prog, v.action, *flagDuration)
 			b.ResetTimer()
-			s, err := bpf.SampleIface(ifc, rs.RxCount(), *flagDuration, time.Second, os.Stderr)
+			s, err := iface.SampleIface(ifc, rs.RxCount(), *flagDuration, time.Second, os.Stderr)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -352,7 +353,7 @@ func benchAttachIface(b *testing.B) {
 
 // ifaceRxBound says whether a real-NIC sample measures the receiver: its
 // busiest CPU was saturated, or the NIC dropped frames it had no time for.
-func ifaceRxBound(s bpf.IfaceSample) (bound bool, lostFrac float64) {
+func ifaceRxBound(s iface.IfaceSample) (bound bool, lostFrac float64) {
 	p := s.Packets()
 	if p+s.Missed > 0 {
 		lostFrac = float64(s.Missed) / float64(p+s.Missed)
@@ -360,7 +361,7 @@ func ifaceRxBound(s bpf.IfaceSample) (bound bool, lostFrac float64) {
 	return p > 0 && (s.Busy() >= 0.9 || lostFrac >= 0.001), lostFrac
 }
 
-func reportIface(b *testing.B, s bpf.IfaceSample) {
+func reportIface(b *testing.B, s iface.IfaceSample) {
 	b.Helper()
 	p := s.Packets()
 	b.ReportMetric(0, "ns/op")
@@ -376,7 +377,7 @@ func reportIface(b *testing.B, s bpf.IfaceSample) {
 	b.ReportMetric(b2f(rxBound), "rx-bound")
 }
 
-func ifaceVerdict(s bpf.IfaceSample) string {
+func ifaceVerdict(s iface.IfaceSample) string {
 	p, busy := s.Packets(), s.Busy()
 	rxBound, _ := ifaceRxBound(s)
 	var msg strings.Builder
@@ -388,7 +389,7 @@ func ifaceVerdict(s bpf.IfaceSample) string {
 	default:
 		fmt.Fprintf(&msg, "NOT RECEIVER-BOUND: busiest receiving CPU %.0f%% in softirq and no NIC drops: pps is the offered rate, not the receiver's capacity; ns/pkt is still its CPU cost", 100*busy)
 	}
-	fmt.Fprintf(&msg, "\n  frames per RX queue and CPU over %v:\n%s", s.Duration.Round(time.Millisecond), indent(bpf.QueueTable(s.RX), "  "))
+	fmt.Fprintf(&msg, "\n  frames per RX queue and CPU over %v:\n%s", s.Duration.Round(time.Millisecond), indent(rig.QueueTable(s.RX), "  "))
 	return msg.String()
 }
 
@@ -396,7 +397,7 @@ func ifaceVerdict(s bpf.IfaceSample) string {
 // full-dispatcher variant as a user would, reads the output as benchstat
 // does, and checks the run left nothing behind.
 func TestAttachOutputParses(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	requireLiveFrames(t)
 	before := snapshot(t)
 	stdout, stderr, err := runSuite(t, nil, "-test.run=^$",
@@ -481,7 +482,7 @@ func requireNoConfigLines(t *testing.T, stderr string) {
 // TestAttachCleanupOnFailure fails the family with the dispatcher full (the
 // rig, 46 fillers in their own namespace) and checks the run left nothing.
 func TestAttachCleanupOnFailure(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	requireLiveFrames(t)
 	before := snapshot(t)
 	stdout, stderr, err := runSuite(t, []string{failEnv + "=attach-full"}, "-test.run=^$",
@@ -499,8 +500,8 @@ func TestAttachCleanupOnFailure(t *testing.T) {
 // receiving end of a veth rig in a suite namespace, with the rig's
 // generator standing in for the external one.
 func TestAttachIface(t *testing.T) {
-	requireRoot(t)
-	tr := bpf.NewTraffic(t, 2)
+	host.RequireRoot(t)
+	tr := rig.NewTraffic(t, 2)
 	before := snapshot(t)
 
 	stop := make(chan struct{})
@@ -567,8 +568,8 @@ func TestAttachIface(t *testing.T) {
 // anything, a device carrying the default route or the management address,
 // and malformed combinations; override lets the default-route device in.
 func TestAttachIfaceRefuses(t *testing.T) {
-	requireRoot(t)
-	ns := bpf.NewNetns(t)
+	host.RequireRoot(t)
+	ns := host.NewNetns(t)
 	ns.AddVeth(t, 2, 1)
 	h, err := ns.Handle()
 	if err != nil {

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/rig"
 
 	"github.com/cilium/ebpf"
 )
@@ -31,13 +34,13 @@ var callVariants = []struct {
 // in the XDP dispatcher.
 type callFamily struct {
 	coll   *ebpf.Collection
-	holder *bpf.Holder
+	holder *rig.Holder
 	frame  []byte
 }
 
 func newCallFamily(tb testing.TB) *callFamily {
 	tb.Helper()
-	requireRoot(tb)
+	host.RequireRoot(tb)
 	spec, err := bpf.LoadCall()
 	if err != nil {
 		tb.Fatal(err)
@@ -51,7 +54,7 @@ func newCallFamily(tb testing.TB) *callFamily {
 	if f.frame, err = bpf.UDPFrame(64); err != nil {
 		tb.Fatal(err)
 	}
-	f.holder = bpf.NewHolder(tb, bpf.NewNetns(tb), f.prog(tb, bpf.CallProgInlineEntry))
+	f.holder = rig.NewHolder(tb, host.NewNetns(tb), f.prog(tb, bpf.CallProgInlineEntry))
 	return f
 }
 
@@ -117,7 +120,7 @@ func (f *callFamily) setChain(tb testing.TB, call string, n int) {
 // loop returns the test_run loop of variant call: its entry program held in
 // the dispatcher, its run counter (tail_runs for the tail call entries, so
 // the hop count can be checked against the baseline's runs).
-func (f *callFamily) loop(tb testing.TB, call string) *bpf.Loop {
+func (f *callFamily) loop(tb testing.TB, call string) *measure.Loop {
 	tb.Helper()
 	entry, runs := "inline_entry", "runs"
 	switch call {
@@ -130,7 +133,7 @@ func (f *callFamily) loop(tb testing.TB, call string) *bpf.Loop {
 		tb.Fatalf("unknown call variant %s", call)
 	}
 	p := f.prog(tb, entry)
-	return &bpf.Loop{Prog: p, Data: f.frame, Runs: f.variable(tb, runs), Prepare: f.holder.Held(p)}
+	return &measure.Loop{Prog: p, Data: f.frame, Runs: f.variable(tb, runs), Prepare: f.holder.Held(p)}
 }
 
 // counters reads runs, tail_runs and hops.
@@ -192,11 +195,11 @@ func BenchmarkCall(b *testing.B) {
 			}
 			loop := f.loop(b, v.call)
 			runs0, tail0, hops0 := f.counters(b)
-			var r bpf.Result
+			var r measure.Result
 			if v.call == "inline" {
-				r = bpf.Bench(b, loop, nil, benchOptions())
+				r = measure.Bench(b, loop, nil, benchOptions())
 			} else {
-				r = bpf.Bench(b, loop, base, benchOptions())
+				r = measure.Bench(b, loop, base, benchOptions())
 			}
 			runs1, tail1, hops1 := f.counters(b)
 			if err := checkHops(runs1-runs0, tail1-tail0, hops1-hops0, v.call, v.hops); err != nil {

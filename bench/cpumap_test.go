@@ -11,6 +11,10 @@ import (
 	"time"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
+	"bpfbench/bpf/rig"
 
 	"github.com/cilium/ebpf"
 )
@@ -62,13 +66,13 @@ const cpumapQsize = 2048
 // reports. A remote stage that
 // kept up has no rate to report (CLAIMS.md §5); stderr says which it was.
 func BenchmarkCpumap(b *testing.B) {
-	requireRoot(b)
+	host.RequireRoot(b)
 	o := benchOptions()
 	remote := otherCPU(o.CPU)
 	if remote < 0 {
 		b.Skip("the cpumap family needs two CPUs: frames are redirected to the one the generator does not use")
 	}
-	t := bpf.NewTraffic(b, 2)
+	t := rig.NewTraffic(b, 2)
 	spec, err := bpf.LoadCpumap()
 	if err != nil {
 		b.Fatal(err)
@@ -77,12 +81,12 @@ func BenchmarkCpumap(b *testing.B) {
 		b.Fatalf("set target_cpu: %v", err)
 	}
 	var objs bpf.CpumapObjects
-	bpf.Require(b, spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{
+	probe.Require(b, spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{
 		MapReplacements: map[string]*ebpf.Map{bpf.CpumapMapRxCount: t.RxCount()},
 	}), "load the cpumap programs")
 	b.Cleanup(func() { objs.Close() })
 	snmp := openSNMP(b, t.NS)
-	inPlace := bpf.Receiver{Action: "drop", Mode: "native", Prog: "drop"}
+	inPlace := rig.Receiver{Action: "drop", Mode: "native", Prog: "drop"}
 
 	for _, v := range cpumapVariants {
 		var msg string
@@ -115,7 +119,7 @@ func BenchmarkCpumap(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			r := bpf.Receiver{Action: "cpumap", Mode: "native", Prog: v.drop, Ext: &bpf.Ext{
+			r := rig.Receiver{Action: "cpumap", Mode: "native", Prog: v.drop, Ext: &rig.Ext{
 				Name:      fmt.Sprintf("XDP_REDIRECT to CPU %d, dropped by %s", remote, v.drop),
 				Prog:      objs.CpuRedirect,
 				Delivered: kthread.watch(count),
@@ -188,18 +192,18 @@ func setCPUMap(tb testing.TB, m *ebpf.Map, cpu int, prog *ebpf.Program) func() (
 			tb.Fatalf("want one kernel thread %q for CPUMAP entry %d, found %d", comm, cpu, len(pids))
 		}
 	}
-	soft, err := bpf.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
+	soft, err := measure.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	kthread := bpf.ProcessClock(pid)
+	kthread := measure.ProcessClock(pid)
 	stat := fmt.Sprintf("/proc/%d/schedstat", pid)
 	return func() (int64, int64, error) {
-		k, err := clockNs(kthread)
+		k, err := measure.ClockNs(kthread)
 		if err != nil {
 			return 0, 0, fmt.Errorf("CPU %d's cpumap kthread: %w", cpu, err)
 		}
-		s, err := clockNs(soft)
+		s, err := measure.ClockNs(soft)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -208,7 +212,7 @@ func setCPUMap(tb testing.TB, m *ebpf.Map, cpu int, prog *ebpf.Program) func() (
 	}
 }
 
-func cpumapVerdict(r bpf.Receiver, res bpf.TrafficResult, kthread *stage, cpu int) string {
+func cpumapVerdict(r rig.Receiver, res rig.TrafficResult, kthread *stage, cpu int) string {
 	return kthread.verdict("the cpumap kthread", cpu, res.LostFrac, res.Ns, "at its ring") +
 		fmt.Sprintf("\n  delta-ns/pkt (%.1f ± %.1f) is what the redirect costs the redirecting CPU over XDP_DROP", res.Delta, res.DeltaCI95) +
 		"\n  " + attachVerdict(r, res)
@@ -350,7 +354,7 @@ func (s *stage) idleFrac() float64 { return max(0, 1-s.busyFrac()-s.waitFrac()) 
 // although it was faster lost them to wake-up latency or bursts.) Its
 // CPU time per packet is then its rate, per second of its CPU.
 func (s *stage) bound(lostFrac, senderNs float64) bool {
-	return s.pkts > 0 && lostFrac >= bpf.MaxLostFrac && s.nsPerPkt() > senderNs
+	return s.pkts > 0 && lostFrac >= rig.MaxLostFrac && s.nsPerPkt() > senderNs
 }
 
 // verdict says in words what the stage was, for stderr: the bottleneck
@@ -364,7 +368,7 @@ func (s *stage) verdict(what string, cpu int, lostFrac, senderNs float64, where 
 	switch {
 	case s.bound(lostFrac, senderNs):
 		msg = fmt.Sprintf("REMOTE-BOUND: %s on CPU %d was the bottleneck (%s): remote-pps %.3g is its rate", what, cpu, state, 1e9/s.nsPerPkt())
-	case lostFrac >= bpf.MaxLostFrac:
+	case lostFrac >= rig.MaxLostFrac:
 		msg = fmt.Sprintf("NO RATE: %s on CPU %d lost frames although it was the faster side (%s): it slept, or waited for its CPU, while its queue filled; remote-ns/pkt is its CPU time per packet, waking up included", what, cpu, state)
 	default:
 		msg = fmt.Sprintf("NOT REMOTE-BOUND: %s on CPU %d kept up (%s): no rate for it here; remote-ns/pkt is its CPU time per packet, waking up included", what, cpu, state)
@@ -412,7 +416,7 @@ func schedstat(path string) (run, wait int64, err error) {
 // the namespace opens /proc/thread-self/net/snmp.)
 type snmpFile struct{ f *os.File }
 
-func openSNMP(tb testing.TB, ns *bpf.Netns) *snmpFile {
+func openSNMP(tb testing.TB, ns *host.Netns) *snmpFile {
 	tb.Helper()
 	var f *os.File
 	err := ns.Do(func() error {
@@ -535,7 +539,7 @@ func TestStage(t *testing.T) {
 // move), and the run leaves nothing behind (the CPUMAP entry's kthread
 // included).
 func TestCpumapOutputParses(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	requireLiveFrames(t)
 	before := snapshot(t)
 	kthreads := cpumapKthreads()

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
+	"bpfbench/bpf/rig"
 
 	"github.com/cilium/ebpf/link"
 )
@@ -14,7 +17,7 @@ import (
 // program by binary search over its entries, so cost should grow with
 // log2(k); at full (DispatcherMax others) the measured program gets no
 // slot and is called through the fallback indirect call.
-var dispatcherLevels = []int{1, 2, 4, 8, 16, 32, bpf.DispatcherMax - 1, bpf.DispatcherMax}
+var dispatcherLevels = []int{1, 2, 4, 8, 16, 32, rig.DispatcherMax - 1, rig.DispatcherMax}
 
 var fillModes = []struct {
 	name string
@@ -56,16 +59,16 @@ var fillModes = []struct {
 func BenchmarkDispatcher(b *testing.B) {
 	f := newXDPFamily(b)
 	var disp bpf.DispatcherObjects
-	bpf.Require(b, bpf.LoadDispatcherObjects(&disp, nil), "load dispatcher programs")
+	probe.Require(b, bpf.LoadDispatcherObjects(&disp, nil), "load dispatcher programs")
 	b.Cleanup(func() { disp.Close() })
 
 	frame, err := bpf.UDPFrame(64)
 	if err != nil {
 		b.Fatal(err)
 	}
-	fillers := map[string]*bpf.Filler{}
+	fillers := map[string]*rig.Filler{}
 	for _, m := range fillModes {
-		fillers[m.name] = bpf.NewFiller(b, bpf.DispatcherMax, m.mode)
+		fillers[m.name] = rig.NewFiller(b, rig.DispatcherMax, m.mode)
 	}
 	// occupy returns a Switch that sets the fillers of mode to k and
 	// holds the measured program (attached last, so at full it is the one
@@ -84,7 +87,7 @@ func BenchmarkDispatcher(b *testing.B) {
 				}
 			}
 			if fl := fillers[mode]; fl != nil && k > fl.Attached() {
-				if k >= bpf.DispatcherMax {
+				if k >= rig.DispatcherMax {
 					// The measured program must come last to be the one
 					// left out. Release it only once others are attached:
 					// the dispatcher never empties.
@@ -105,18 +108,18 @@ func BenchmarkDispatcher(b *testing.B) {
 			return f.holder.Hold(f.objs.Drop)
 		}
 	}
-	xdpLoop := func(prepare func() error) *bpf.Loop {
-		return &bpf.Loop{Prog: f.objs.Drop, Data: frame, Runs: f.objs.Runs, Switch: prepare}
+	xdpLoop := func(prepare func() error) *measure.Loop {
+		return &measure.Loop{Prog: f.objs.Drop, Data: frame, Runs: f.objs.Runs, Switch: prepare}
 	}
 	base := xdpLoop(occupy("", 0, true))
 
 	b.Run("dispatcher=k0/fill=none/prog=xdp", func(b *testing.B) {
-		bpf.Bench(b, base, nil, benchOptions())
+		measure.Bench(b, base, nil, benchOptions())
 	})
 	for _, m := range fillModes {
 		for _, k := range dispatcherLevels {
 			level := fmt.Sprintf("k%d", k)
-			if k == bpf.DispatcherMax {
+			if k == rig.DispatcherMax {
 				level = "full"
 			}
 			b.Run(fmt.Sprintf("dispatcher=%s/fill=%s/prog=xdp", level, m.name), func(b *testing.B) {
@@ -125,17 +128,17 @@ func BenchmarkDispatcher(b *testing.B) {
 					b.Fatal(err)
 				}
 				failpoint(b, "dispatcher-"+level)
-				bpf.Bench(b, v, base, benchOptions())
+				measure.Bench(b, v, base, benchOptions())
 			})
 		}
 	}
 	b.Run("dispatcher=none/fill=none/prog=tc", func(b *testing.B) {
-		tc := &bpf.Loop{Prog: disp.TcDrop, Data: frame, Runs: disp.Runs, Switch: occupy("", 0, true)}
-		bpf.Bench(b, tc, base, benchOptions())
+		tc := &measure.Loop{Prog: disp.TcDrop, Data: frame, Runs: disp.Runs, Switch: occupy("", 0, true)}
+		measure.Bench(b, tc, base, benchOptions())
 	})
 	b.Run("dispatcher=rebuild/fill=none/prog=xdp", func(b *testing.B) {
 		rebuild := xdpLoop(occupy("", 0, false))
 		rebuild.KernelClock = true
-		bpf.Bench(b, rebuild, base, benchOptions())
+		measure.Bench(b, rebuild, base, benchOptions())
 	})
 }

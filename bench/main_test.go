@@ -8,6 +8,9 @@
 package bench
 
 import (
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/labels"
+	"bpfbench/bpf/measure"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,10 +20,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"bpfbench/bpf"
-
-	"golang.org/x/sys/unix"
 )
 
 // What each flag accepts, as its errors say.
@@ -96,13 +95,6 @@ func parseFlags() error {
 	return err
 }
 
-// errNotRoot is why privileged benchmarks and tests skip.
-var errNotRoot = errors.New("bpfbench needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): run `go test -exec sudo -bench . ./bench`")
-
-// privileged is false when the process cannot load programs or create
-// namespaces; every benchmark then skips with errNotRoot.
-var privileged = unix.Geteuid() == 0
-
 // suiteUnlock releases the system-wide lock TestMain holds for the whole
 // run. It is a variable so that a scenario test can let the lock go while
 // other runs it starts compete for it, as independent runs do, and then
@@ -125,21 +117,21 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	if !privileged {
-		fmt.Fprintln(os.Stderr, "bpfbench:", errNotRoot)
+	if !host.Privileged() {
+		fmt.Fprintln(os.Stderr, "bpfbench:", host.ErrNotRoot)
 		return m.Run()
 	}
-	unlock, err := bpf.Lock(*flagLockWait)
+	unlock, err := host.Lock(*flagLockWait)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bpfbench:", err)
 		return 1
 	}
 	suiteUnlock = unlock
 	defer func() { suiteUnlock() }()
-	bpf.InstallSignalHandler()
-	defer bpf.RestoreAll()
+	host.InstallSignalHandler()
+	defer host.RestoreAll()
 
-	repaired, err := bpf.Repair()
+	repaired, err := host.Repair()
 	for _, line := range repaired {
 		fmt.Fprintln(os.Stderr, "bpfbench: repaired:", line)
 	}
@@ -149,15 +141,15 @@ func run(m *testing.M) int {
 	}
 
 	if benchmarking() {
-		labels := append(bpf.Labels(), xdpProgsLabel())
-		if err := bpf.WriteLabels(os.Stdout, labels); err != nil {
+		ls := append(labels.All(), xdpProgsLabel())
+		if err := labels.Write(os.Stdout, ls); err != nil {
 			fmt.Fprintln(os.Stderr, "bpfbench:", err)
 			return 1
 		}
-		for _, u := range bpf.Units {
+		for _, u := range measure.Units {
 			fmt.Println(u)
 		}
-		for _, l := range labels {
+		for _, l := range ls {
 			if l.Key == "bpf-stats-enabled" && l.Value != "0" {
 				fmt.Fprintln(os.Stderr, "bpfbench: warning: kernel.bpf_stats_enabled is on: every run pays for stats; results say so in their labels")
 			}
@@ -169,15 +161,15 @@ func run(m *testing.M) int {
 // xdpProgsLabel counts the XDP programs loaded before the suite loaded
 // any: attached ones share the dispatcher with the suite's, so the
 // dispatcher family's occupancy levels are only what they say when it is 0.
-func xdpProgsLabel() bpf.Label {
-	n, err := bpf.CountXDPPrograms()
+func xdpProgsLabel() labels.Label {
+	n, err := host.CountXDPPrograms()
 	if err != nil {
-		return bpf.Label{Key: "xdp-progs-at-start", Value: fmt.Sprintf("unknown (%v)", err)}
+		return labels.Label{Key: "xdp-progs-at-start", Value: fmt.Sprintf("unknown (%v)", err)}
 	}
 	if n > 0 {
 		fmt.Fprintf(os.Stderr, "bpfbench: warning: %d XDP programs were loaded before this run; attached ones occupy the dispatcher\n", n)
 	}
-	return bpf.Label{Key: "xdp-progs-at-start", Value: fmt.Sprint(n)}
+	return labels.Label{Key: "xdp-progs-at-start", Value: fmt.Sprint(n)}
 }
 
 // benchmarking reports whether -test.bench selects anything.
@@ -202,12 +194,12 @@ func validateFlags() error {
 }
 
 // benchOptions are the measurement options every family uses.
-func benchOptions() bpf.BenchOptions {
+func benchOptions() measure.BenchOptions {
 	cpu := *flagCPU
 	if cpu < 0 {
 		cpu = runtime.NumCPU() - 1
 	}
-	return bpf.BenchOptions{CPU: cpu, CallTime: *flagCallTime, Interleave: *flagInterleave}
+	return measure.BenchOptions{CPU: cpu, CallTime: *flagCallTime, Interleave: *flagInterleave}
 }
 
 // failEnv names a point at which the suite fails on purpose (see
@@ -220,13 +212,5 @@ func failpoint(tb testing.TB, name string) {
 	tb.Helper()
 	if os.Getenv(failEnv) == name {
 		tb.Fatalf("failing on purpose at %s (%s)", name, failEnv)
-	}
-}
-
-// requireRoot skips tb with the command that would work.
-func requireRoot(tb testing.TB) {
-	tb.Helper()
-	if !privileged {
-		tb.Skip(errNotRoot)
 	}
 }

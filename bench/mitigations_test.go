@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/rig"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
@@ -89,13 +92,13 @@ type mitigationsFamily struct {
 	sets   map[string]*bpf.XDPObjects
 	stats  *bpf.XDPObjects
 	sw     *statsSwitch
-	holder *bpf.Holder
+	holder *rig.Holder
 	frame  []byte
 }
 
 func newMitigationsFamily(tb testing.TB) *mitigationsFamily {
 	tb.Helper()
-	requireRoot(tb)
+	host.RequireRoot(tb)
 	f := &mitigationsFamily{sets: map[string]*bpf.XDPObjects{}, sw: &statsSwitch{}}
 	tb.Cleanup(func() {
 		if err := f.sw.set(false); err != nil {
@@ -110,7 +113,7 @@ func newMitigationsFamily(tb testing.TB) *mitigationsFamily {
 	if f.frame, err = bpf.UDPFrame(64); err != nil {
 		tb.Fatal(err)
 	}
-	f.holder = bpf.NewHolder(tb, bpf.NewNetns(tb), f.sets["0"].Drop)
+	f.holder = rig.NewHolder(tb, host.NewNetns(tb), f.sets["0"].Drop)
 	return f
 }
 
@@ -124,7 +127,7 @@ func loadHardened(tb testing.TB, level string) *bpf.XDPObjects {
 	func() {
 		s := &scopedTB{TB: tb}
 		defer s.end()
-		bpf.SetSysctl(s, hardenSysctl, level)
+		host.SetSysctl(s, hardenSysctl, level)
 		blockpoint(tb, "harden-"+level)
 		if err := bpf.LoadXDPObjects(objs, nil); err != nil {
 			tb.Fatalf("load XDP programs with %s=%s: %v", hardenSysctl, level, err)
@@ -172,10 +175,10 @@ func (f *mitigationsFamily) objs(v mitigationVariant) *bpf.XDPObjects {
 // thread before each measurement, turns run-time stats on or off as v
 // wants and holds v's program in the dispatcher; spec, when set, runs
 // first, on that thread.
-func (f *mitigationsFamily) loop(v mitigationVariant, spec func() error) *bpf.Loop {
+func (f *mitigationsFamily) loop(v mitigationVariant, spec func() error) *measure.Loop {
 	objs := f.objs(v)
 	p := xdpProg(objs, v.prog)
-	return &bpf.Loop{Prog: p, Data: f.frame, Runs: objs.Runs, Prepare: func() error {
+	return &measure.Loop{Prog: p, Data: f.frame, Runs: objs.Runs, Prepare: func() error {
 		if spec != nil {
 			if err := spec(); err != nil {
 				return err
@@ -240,12 +243,12 @@ func readProgStats(p *ebpf.Program, runs *ebpf.Variable) (progStats, error) {
 // statsWatch records the stats of the loops a measurement runs, to check
 // afterwards that stats were on for exactly the loops that asked for them.
 type statsWatch struct {
-	loops  []*bpf.Loop
+	loops  []*measure.Loop
 	on     []bool
 	before []progStats
 }
 
-func watchStats(loops []*bpf.Loop, on []bool) (*statsWatch, error) {
+func watchStats(loops []*measure.Loop, on []bool) (*statsWatch, error) {
 	w := &statsWatch{loops: loops, on: on}
 	for _, l := range loops {
 		s, err := readProgStats(l.Prog, l.Runs)
@@ -444,8 +447,8 @@ func (f *mitigationsFamily) bench(b *testing.B, v mitigationVariant, base *mitig
 		spec = []func() error{nil, nil}
 	}
 	vl := f.loop(v, spec[0])
-	loops, on := []*bpf.Loop{vl}, []bool{v.stats}
-	var bl *bpf.Loop
+	loops, on := []*measure.Loop{vl}, []bool{v.stats}
+	var bl *measure.Loop
 	if base != nil {
 		bl = f.loop(*base, spec[1])
 		loops, on = append(loops, bl), append(on, base.stats)
@@ -457,7 +460,7 @@ func (f *mitigationsFamily) bench(b *testing.B, v mitigationVariant, base *mitig
 	if err != nil {
 		b.Fatal(err)
 	}
-	bpf.Bench(b, vl, bl, benchOptions())
+	measure.Bench(b, vl, bl, benchOptions())
 	if err := f.sw.set(false); err != nil {
 		b.Fatal(err)
 	}
@@ -536,9 +539,9 @@ func TestStatsToggle(t *testing.T) {
 	onV := mitigationVariant{prog: "drop", harden: "0", stats: true}
 	offV := mitigationVariant{prog: "drop", harden: "0"}
 	on, off := f.loop(onV, nil), f.loop(offV, nil)
-	err := bpf.Pinned(benchOptions().CPU, func() error {
-		for i, l := range []*bpf.Loop{off, on, off, on, off} {
-			w, err := watchStats([]*bpf.Loop{on, off}, []bool{l == on, false})
+	err := measure.Pinned(benchOptions().CPU, func() error {
+		for i, l := range []*measure.Loop{off, on, off, on, off} {
+			w, err := watchStats([]*measure.Loop{on, off}, []bool{l == on, false})
 			if err != nil {
 				return err
 			}
@@ -569,7 +572,7 @@ func TestStatsToggle(t *testing.T) {
 	}
 	// With the switch off, runs are not counted, and the check that
 	// stats were on says so.
-	w, err := watchStats([]*bpf.Loop{on}, []bool{true})
+	w, err := watchStats([]*measure.Loop{on}, []bool{true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,7 +604,7 @@ func readHarden(t *testing.T) string {
 // that level: hardened (larger) at 2, as at 0 at 1 for a root loader, and
 // that the sysctl is back as it was once the family is set up.
 func TestHardenReload(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	was := readHarden(t)
 	f := newMitigationsFamily(t)
 	if now := readHarden(t); now != was {
@@ -648,7 +651,7 @@ func blockpoint(tb testing.TB, name string) {
 // that the change outlives it, and that the next run restores it and says
 // so.
 func TestHardenKilled(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	before := snapshot(t)
 	was := readHarden(t)
 	level := "2"
@@ -658,9 +661,9 @@ func TestHardenKilled(t *testing.T) {
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkMitigations$", "-test.benchtime=1x")
 	cmd.Env = append(os.Environ(), blockEnv+"=harden-"+level)
-	if f := bpf.HeldLockFile(); f != nil {
+	if f := host.HeldLockFile(); f != nil {
 		cmd.ExtraFiles = []*os.File{f}
-		cmd.Env = append(cmd.Env, bpf.LockFDEnv+"=3")
+		cmd.Env = append(cmd.Env, host.LockFDEnv+"=3")
 	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -712,7 +715,7 @@ func TestHardenKilled(t *testing.T) {
 	if now := readHarden(t); now != level {
 		t.Fatalf("after SIGKILL %s reads %s, want %s still: nothing can restore it but the next run", hardenSysctl, now, level)
 	}
-	if _, err := os.Stat(fmt.Sprintf("%s/journal-%d.json", bpf.StateDir, pid)); err != nil {
+	if _, err := os.Stat(fmt.Sprintf("%s/journal-%d.json", host.StateDir, pid)); err != nil {
 		t.Errorf("the killed run left no journal: %v", err)
 	}
 

@@ -25,6 +25,9 @@ import (
 	"unsafe"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/probe"
+	"bpfbench/bpf/rig"
 
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
@@ -54,17 +57,17 @@ func TestScenarioHelper(t *testing.T) {
 	if os.Getenv(scenarioEnv) != scenarioHold {
 		t.Skipf("the child process of the scenario tests (%s=%s); it tests nothing on its own", scenarioEnv, scenarioHold)
 	}
-	requireRoot(t)
+	host.RequireRoot(t)
 	was := currentSysctl(t, heldSysctl)
 	value := "1"
 	if was == "1" {
 		value = "0"
 	}
-	bpf.SetSysctl(t, heldSysctl, value)
-	ns := bpf.NewNetns(t)
+	host.SetSysctl(t, heldSysctl, value)
+	ns := host.NewNetns(t)
 	pairs := ns.AddVeth(t, 1, 1)
 	var objs bpf.XDPObjects
-	bpf.Require(t, bpf.LoadXDPObjects(&objs, nil), "load XDP programs")
+	probe.Require(t, bpf.LoadXDPObjects(&objs, nil), "load XDP programs")
 	t.Cleanup(func() { objs.Close() })
 	var l link.Link
 	err := ns.Do(func() error {
@@ -72,7 +75,7 @@ func TestScenarioHelper(t *testing.T) {
 		l, err = link.AttachXDP(link.XDPOptions{Program: objs.Drop, Interface: pairs[0].A.Index, Flags: link.XDPDriverMode})
 		return err
 	})
-	bpf.Require(t, err, "attach XDP to "+pairs[0].A.Name+" in driver mode")
+	probe.Require(t, err, "attach XDP to "+pairs[0].A.Name+" in driver mode")
 	t.Cleanup(func() { l.Close() })
 	fmt.Printf("READY sysctl=%s value=%s was=%s netns=%s\n", heldSysctl, value, was, ns.Name)
 	io.Copy(io.Discard, os.Stdin)
@@ -132,14 +135,14 @@ func startChild(t *testing.T, o suiteChildOpts, args ...string) *suiteChild {
 	c.cmd = exec.Command(bin, args...)
 	c.cmd.Dir = o.dir
 	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, bpf.LockFDEnv+"=") && !strings.HasPrefix(e, scenarioEnv+"=") && !strings.HasPrefix(e, failEnv+"=") {
+		if !strings.HasPrefix(e, host.LockFDEnv+"=") && !strings.HasPrefix(e, scenarioEnv+"=") && !strings.HasPrefix(e, failEnv+"=") {
 			c.cmd.Env = append(c.cmd.Env, e)
 		}
 	}
 	c.cmd.Env = append(c.cmd.Env, o.env...)
-	if f := bpf.HeldLockFile(); o.lock && f != nil {
+	if f := host.HeldLockFile(); o.lock && f != nil {
 		c.cmd.ExtraFiles = []*os.File{f}
-		c.cmd.Env = append(c.cmd.Env, bpf.LockFDEnv+"=3")
+		c.cmd.Env = append(c.cmd.Env, host.LockFDEnv+"=3")
 	}
 	if o.cred != nil {
 		c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.cred}
@@ -245,13 +248,13 @@ func (c *suiteChild) signaled() syscall.Signal {
 // namespacesOf lists the namespaces of process pid in /run/netns.
 func namespacesOf(t *testing.T, pid int) []string {
 	t.Helper()
-	ents, err := os.ReadDir(bpf.NetnsDir)
+	ents, err := os.ReadDir(host.NetnsDir)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), fmt.Sprintf("%s%d-", bpf.NetnsPrefix, pid)) {
+		if strings.HasPrefix(e.Name(), fmt.Sprintf("%s%d-", host.NetnsPrefix, pid)) {
 			names = append(names, e.Name())
 		}
 	}
@@ -263,7 +266,7 @@ func namespacesOf(t *testing.T, pid int) []string {
 // attached to veth devices in its namespaces: the run must say what it
 // restored, exit with 128+signal, and leave nothing behind.
 func TestScenarioSignal(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(strings.ToLower(unix.SignalName(sig)), func(t *testing.T) {
 			before := snapshot(t)
@@ -285,7 +288,7 @@ func TestScenarioSignal(t *testing.T) {
 					continue
 				}
 				// Mid-run: the state moves, so no settled snapshot here.
-				if now, err := bpf.TakeSnapshot(); err == nil && now.Links >= before.Links+bpf.DispatcherMax {
+				if now, err := host.TakeSnapshot(); err == nil && now.Links >= before.Links+rig.DispatcherMax {
 					break
 				}
 			}
@@ -317,7 +320,7 @@ func TestScenarioSignal(t *testing.T) {
 // a BPF link, which dies with the killed process's descriptors, so nothing
 // of it is left even before the repair.
 func TestScenarioSIGKILL(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	before := snapshot(t)
 	c := startChild(t, suiteChildOpts{lock: true, stdin: true, env: []string{scenarioEnv + "=" + scenarioHold}},
 		"-test.run=^TestScenarioHelper$")
@@ -339,7 +342,7 @@ func TestScenarioSIGKILL(t *testing.T) {
 	// The kernel frees the link and the program once the dead process's
 	// descriptors are closed; the namespace, bind-mounted, and the sysctl
 	// stay for the repair.
-	var killed bpf.Snapshot
+	var killed host.Snapshot
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		killed = snapshot(t)
 		if killed.XDPProgs == before.XDPProgs && killed.Links == before.Links || time.Now().After(deadline) {
@@ -355,7 +358,7 @@ func TestScenarioSIGKILL(t *testing.T) {
 	if killed.Sysctls[heldSysctl] != ready["value"] {
 		t.Fatalf("%s is %s after SIGKILL, not the helper's %s, so the repair is not tested", heldSysctl, killed.Sysctls[heldSysctl], ready["value"])
 	}
-	if _, err := os.Stat(filepath.Join(bpf.StateDir, fmt.Sprintf("journal-%d.json", pid))); err != nil {
+	if _, err := os.Stat(filepath.Join(host.StateDir, fmt.Sprintf("journal-%d.json", pid))); err != nil {
 		t.Fatalf("the killed run left no journal: %v", err)
 	}
 	t.Logf("after SIGKILL: %s", before.Diff(killed))
@@ -374,7 +377,7 @@ func TestScenarioSIGKILL(t *testing.T) {
 	}
 	t.Logf("the next run: %s", stderr)
 	requireSameState(t, before)
-	if _, err := os.Stat(filepath.Join(bpf.StateDir, fmt.Sprintf("journal-%d.json", pid))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(host.StateDir, fmt.Sprintf("journal-%d.json", pid))); !os.IsNotExist(err) {
 		t.Errorf("the journal of the killed run is still there after the repair (%v)", err)
 	}
 }
@@ -405,16 +408,16 @@ func parseReady(t *testing.T, line string) map[string]string {
 // the process exits: the remaining tests must not run without it.
 func withoutSuiteLock(t *testing.T, fn func()) {
 	t.Helper()
-	if os.Getenv(bpf.LockFDEnv) != "" {
-		t.Skipf("this run holds a lock its parent passed it (%s): releasing it would not free it", bpf.LockFDEnv)
+	if os.Getenv(host.LockFDEnv) != "" {
+		t.Skipf("this run holds a lock its parent passed it (%s): releasing it would not free it", host.LockFDEnv)
 	}
-	if bpf.HeldLockFile() == nil {
+	if host.HeldLockFile() == nil {
 		t.Fatal("this process holds no bpfbench lock to release")
 	}
 	suiteUnlock()
 	suiteUnlock = func() {}
 	defer func() {
-		unlock, err := bpf.Lock(*flagLockWait)
+		unlock, err := host.Lock(*flagLockWait)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bpfbench: %s cannot take back the lock it released: %v; stopping, as the remaining tests must not run without it\n", t.Name(), err)
 			os.Exit(1)
@@ -442,7 +445,7 @@ func watchState(t *testing.T) *stateWatch {
 	w := &stateWatch{fd: fd, dirs: map[int32]string{}}
 	t.Cleanup(func() { unix.Close(fd) })
 	// /run too: a run that found neither directory would create it.
-	for _, dir := range []string{bpf.NetnsDir, bpf.StateDir, filepath.Dir(bpf.StateDir)} {
+	for _, dir := range []string{host.NetnsDir, host.StateDir, filepath.Dir(host.StateDir)} {
 		wd, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE)
 		if err != nil {
 			if os.IsNotExist(err) {
@@ -478,7 +481,7 @@ func (w *stateWatch) read(t *testing.T) []string {
 			if dir == "" {
 				continue
 			}
-			if dir == filepath.Dir(bpf.StateDir) && name != filepath.Base(bpf.NetnsDir) && name != filepath.Base(bpf.StateDir) {
+			if dir == filepath.Dir(host.StateDir) && name != filepath.Base(host.NetnsDir) && name != filepath.Base(host.StateDir) {
 				continue // the rest of /run is not ours
 			}
 			what := "create"
@@ -498,7 +501,7 @@ func (w *stateWatch) byPID(t *testing.T, pid int) (evs []string, first int) {
 	for i, e := range w.read(t) {
 		name := filepath.Base(e)
 		switch {
-		case strings.HasPrefix(name, fmt.Sprintf("%s%d-", bpf.NetnsPrefix, pid)),
+		case strings.HasPrefix(name, fmt.Sprintf("%s%d-", host.NetnsPrefix, pid)),
 			strings.HasPrefix(name, fmt.Sprintf("journal-%d.", pid)),
 			name == "bpfbench" || name == "netns": // a directory created
 			if first < 0 {
@@ -516,7 +519,7 @@ func lockFileOpen(pid int) bool {
 	dir := fmt.Sprintf("/proc/%d/fd", pid)
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && target == filepath.Join(bpf.StateDir, "lock") {
+		if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && target == filepath.Join(host.StateDir, "lock") {
 			return true
 		}
 	}
@@ -528,7 +531,7 @@ func lockFileOpen(pid int) bool {
 // A's PID having changed nothing, then a third (C) with a long lockwait,
 // which must wait until A has finished and restored its state, then run.
 func TestScenarioTwoRuns(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	before := snapshot(t)
 	withoutSuiteLock(t, func() {
 		a := startChild(t, suiteChildOpts{stdin: true, env: []string{scenarioEnv + "=" + scenarioHold}},
@@ -581,7 +584,7 @@ func TestScenarioTwoRuns(t *testing.T) {
 		}
 		// C changed nothing before A had deleted its journal, the last
 		// thing A does before it lets go of the lock.
-		aDone := slices.Index(watch.read(t), "delete "+filepath.Join(bpf.StateDir, fmt.Sprintf("journal-%d.json", a.pid())))
+		aDone := slices.Index(watch.read(t), "delete "+filepath.Join(host.StateDir, fmt.Sprintf("journal-%d.json", a.pid())))
 		evs, first := watch.byPID(t, c.pid())
 		switch {
 		case aDone < 0:
@@ -602,8 +605,8 @@ func TestScenarioTwoRuns(t *testing.T) {
 // with status 2 and one line naming the flag and what it accepts, before
 // anything on the system changes. It needs no privilege.
 func TestScenarioBadFlags(t *testing.T) {
-	var before bpf.Snapshot
-	if privileged {
+	var before host.Snapshot
+	if host.Privileged() {
 		before = snapshot(t)
 	}
 	watch := watchState(t)
@@ -634,7 +637,7 @@ func TestScenarioBadFlags(t *testing.T) {
 		}
 		t.Logf("%s: exit %d: %s", tc.arg, code, lines[0])
 	}
-	if privileged {
+	if host.Privileged() {
 		requireSameState(t, before)
 	}
 }
@@ -644,7 +647,7 @@ func TestScenarioBadFlags(t *testing.T) {
 // and leaves nothing behind. TestDispatcherCleanupOnFailure does the same
 // for the dispatcher family at its fullest.
 func TestScenarioXDPFailure(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	before := snapshot(t)
 	stdout, stderr, err := runSuite(t, []string{failEnv + "=xdp-setup"}, "-test.run=^$", "-test.bench=^BenchmarkXDP$", "-test.benchtime=1x")
 	if err == nil {
@@ -660,7 +663,7 @@ func TestScenarioXDPFailure(t *testing.T) {
 // benchmark and every test that needs privilege skips saying how to run it,
 // the tests that need none pass, the run succeeds and changes nothing.
 func TestScenarioNotRoot(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	before := snapshot(t)
 	// A copy of the binary that nobody may run, in a directory nobody
 	// may enter (t.TempDir's are root's only).
@@ -695,7 +698,7 @@ func TestScenarioNotRoot(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("the run as nobody exited with %d:\n%s\n%s", code, out, errOut)
 	}
-	if n := strings.Count(errOut, "bpfbench: "+errNotRoot.Error()+"\n"); n != 1 {
+	if n := strings.Count(errOut, "bpfbench: "+host.ErrNotRoot.Error()+"\n"); n != 1 {
 		t.Errorf("stderr says %d times that the suite needs root, want once:\n%s", n, errOut)
 	}
 	passed, skipped, total := 0, 0, 0
@@ -724,11 +727,11 @@ func TestScenarioNotRoot(t *testing.T) {
 		switch {
 		case result == "PASS:" && strings.HasPrefix(name, "Test"):
 			passed++
-		case result == "SKIP:" && strings.Count(why, "\n") == 0 && strings.HasSuffix(why, ": "+errNotRoot.Error()):
+		case result == "SKIP:" && strings.Count(why, "\n") == 0 && strings.HasSuffix(why, ": "+host.ErrNotRoot.Error()):
 			skipped++
 		case result == "SKIP:" && name == "TestScenarioHelper":
 		default:
-			t.Errorf("%s as nobody: %q %q, want a skip saying %q (or a pass, for a test)", name, result, why, errNotRoot)
+			t.Errorf("%s as nobody: %q %q, want a skip saying %q (or a pass, for a test)", name, result, why, host.ErrNotRoot)
 		}
 	}
 	if passed == 0 {
@@ -810,7 +813,7 @@ func isZeroMask(m net.IPMask) bool {
 // appeared or went away, and the default-route device and eth0 kept their
 // flags, MTU and XDP state.
 func TestScenarioHostInterfaces(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	before := snapshot(t)
 	devs, defRoute := hostDevices(t)
 	var watched []string

@@ -1,14 +1,14 @@
 package bench
 
 import (
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/probe"
 	"bytes"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
-
-	"bpfbench/bpf"
 
 	"golang.org/x/perf/benchfmt"
 )
@@ -19,9 +19,9 @@ func runSuite(t *testing.T, env []string, args ...string) (stdout, stderr string
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), env...)
-	if f := bpf.HeldLockFile(); f != nil {
+	if f := host.HeldLockFile(); f != nil {
 		cmd.ExtraFiles = []*os.File{f}
-		cmd.Env = append(cmd.Env, bpf.LockFDEnv+"=3")
+		cmd.Env = append(cmd.Env, host.LockFDEnv+"=3")
 	}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -33,14 +33,14 @@ func runSuite(t *testing.T, env []string, args ...string) (stdout, stderr string
 // the family itself skips: the kernel has no live-frames test_run (< 5.18).
 func requireLiveFrames(t *testing.T) {
 	t.Helper()
-	bpf.Require(t, bpf.HaveLiveFrames(), "traffic generator")
+	probe.Require(t, probe.HaveLiveFrames(), "traffic generator")
 }
 
 // snapshot takes the state to compare with after a run, once programs and
 // links freed by earlier tests are gone.
-func snapshot(t *testing.T) bpf.Snapshot {
+func snapshot(t *testing.T) host.Snapshot {
 	t.Helper()
-	s, err := bpf.SettledSnapshot(10 * time.Second)
+	s, err := host.SettledSnapshot(10 * time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,11 +50,11 @@ func snapshot(t *testing.T) bpf.Snapshot {
 // requireSameState fails unless the machine returns to before. Programs
 // and links are freed when their last descriptor closes, which for an
 // exited child can take a moment.
-func requireSameState(t *testing.T, before bpf.Snapshot) {
+func requireSameState(t *testing.T, before host.Snapshot) {
 	t.Helper()
 	var diff string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		now, err := bpf.TakeSnapshot()
+		now, err := host.TakeSnapshot()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func readResults(t *testing.T, out string) ([]*benchfmt.Result, benchfmt.UnitMet
 // with benchfmt, as benchstat does: the configuration lines and the
 // /key=value names must be there.
 func TestOutputParses(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench=^BenchmarkXDP$/^prog=(drop|parse)$/^size=64$", "-test.benchtime=100x")
 	if err != nil {
 		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
@@ -132,7 +132,7 @@ func TestOutputParses(t *testing.T) {
 // dispatcher is full (49 programs attached, 96 veth devices in two
 // namespaces) and checks the run left nothing behind.
 func TestDispatcherCleanupOnFailure(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	before := snapshot(t)
 	stdout, stderr, err := runSuite(t, []string{failEnv + "=dispatcher-full"},
 		"-test.run=^$", "-test.bench=^BenchmarkDispatcher$/^dispatcher=full$/^fill=native$", "-test.benchtime=1x")

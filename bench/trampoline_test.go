@@ -13,6 +13,10 @@ import (
 	"testing"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
+	"bpfbench/bpf/rig"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -123,7 +127,7 @@ var trampDrivers = map[string]string{"helper": "drive_helper", "kfunc": "drive_k
 func BenchmarkTrampoline(b *testing.B) {
 	f := newTrampolineFamily(b)
 	b.Run("target=xdp/attach=none/progs=0", func(b *testing.B) {
-		bpf.Bench(b, f.xdpLoop(f.core.Target, 0), nil, benchOptions())
+		measure.Bench(b, f.xdpLoop(f.core.Target, 0), nil, benchOptions())
 	})
 	for _, attach := range trampolineAttach[1:] {
 		for _, n := range append(trampolineProgs, trampolineCap()) {
@@ -167,19 +171,19 @@ type trampolineFamily struct {
 		Calls      *ebpf.Variable `ebpf:"calls"`
 		Iterations *ebpf.Variable `ebpf:"iterations"`
 	}
-	holder *bpf.Holder
+	holder *rig.Holder
 	frame  []byte
 }
 
 func newTrampolineFamily(tb testing.TB) *trampolineFamily {
 	tb.Helper()
-	requireRoot(tb)
+	host.RequireRoot(tb)
 	f := &trampolineFamily{}
 	var err error
 	if f.spec, err = bpf.LoadTrampoline(); err != nil {
 		tb.Fatal(err)
 	}
-	bpf.Require(tb, f.spec.LoadAndAssign(&f.core, nil), "load the trampoline family's XDP program")
+	probe.Require(tb, f.spec.LoadAndAssign(&f.core, nil), "load the trampoline family's XDP program")
 	tb.Cleanup(func() {
 		f.core.Target.Close()
 		f.core.Bss.Close()
@@ -187,7 +191,7 @@ func newTrampolineFamily(tb testing.TB) *trampolineFamily {
 	if f.frame, err = bpf.UDPFrame(64); err != nil {
 		tb.Fatal(err)
 	}
-	f.holder = bpf.NewHolder(tb, bpf.NewNetns(tb), f.core.Target)
+	f.holder = rig.NewHolder(tb, host.NewNetns(tb), f.core.Target)
 	return f
 }
 
@@ -223,10 +227,10 @@ func (f *trampolineFamily) tryLoad(name string, edit func(*ebpf.CollectionSpec))
 
 // xdpLoop is the test_run loop of XDP program p, held in the dispatcher,
 // whose hooks must run hooks times per run.
-func (f *trampolineFamily) xdpLoop(p *ebpf.Program, hooks uint64) *bpf.Loop {
-	return &bpf.Loop{
+func (f *trampolineFamily) xdpLoop(p *ebpf.Program, hooks uint64) *measure.Loop {
+	return &measure.Loop{
 		Prog: p, Data: f.frame, Runs: f.core.Runs, Prepare: f.holder.Held(p),
-		Counters: []bpf.Counter{{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: hooks}},
+		Counters: []measure.Counter{{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: hooks}},
 	}
 }
 
@@ -254,11 +258,11 @@ func (f *trampolineFamily) benchXDPHooks(b *testing.B, attach string, n int) {
 			cs.Programs[prog].AttachTo = "target"
 		})
 		l, err := link.AttachTracing(link.TracingOptions{Program: p})
-		bpf.Require(b, err, fmt.Sprintf("attach %s program %d of %d to an XDP program", prog, i+1, n))
+		probe.Require(b, err, fmt.Sprintf("attach %s program %d of %d to an XDP program", prog, i+1, n))
 		b.Cleanup(func() { l.Close() })
 	}
 	failpoint(b, "trampoline-attached")
-	r := bpf.Bench(b, f.xdpLoop(tgt, uint64(n)), f.xdpLoop(f.core.Target, 0), benchOptions())
+	r := measure.Bench(b, f.xdpLoop(tgt, uint64(n)), f.xdpLoop(f.core.Target, 0), benchOptions())
 	reportPerTrampProg(b, r, n)
 }
 
@@ -279,13 +283,13 @@ func (f *trampolineFamily) benchChain(b *testing.B, attach string, n int) {
 		}
 	})
 	single := f.load(b, "single", setN)
-	loop := func(p *ebpf.Program) *bpf.Loop {
+	loop := func(p *ebpf.Program) *measure.Loop {
 		l := f.xdpLoop(p, 0)
-		l.Counters = append(l.Counters, bpf.Counter{Name: "chain_runs", Var: f.core.ChainRuns, PerRepeat: uint64(n)})
+		l.Counters = append(l.Counters, measure.Counter{Name: "chain_runs", Var: f.core.ChainRuns, PerRepeat: uint64(n)})
 		return l
 	}
 	if attach == "inline" {
-		bpf.Bench(b, loop(single), nil, benchOptions())
+		measure.Bench(b, loop(single), nil, benchOptions())
 		return
 	}
 	disp := f.load(b, "dispatcher", setN)
@@ -296,16 +300,16 @@ func (f *trampolineFamily) benchChain(b *testing.B, attach string, n int) {
 			cs.Programs["chained"].AttachTo = stub
 		})
 		l, err := link.AttachFreplace(nil, "", p)
-		bpf.Require(b, err, "freplace "+stub)
+		probe.Require(b, err, "freplace "+stub)
 		b.Cleanup(func() { l.Close() })
 	}
 	failpoint(b, "trampoline-attached")
-	r := bpf.Bench(b, loop(disp), loop(single), benchOptions())
+	r := measure.Bench(b, loop(disp), loop(single), benchOptions())
 	reportPerTrampProg(b, r, n)
 }
 
 // reportPerTrampProg reports the delta per attached program.
-func reportPerTrampProg(b *testing.B, r bpf.Result, n int) {
+func reportPerTrampProg(b *testing.B, r measure.Result, n int) {
 	if r.HaveDelta {
 		b.ReportMetric(r.Delta/float64(n), "delta-ns/prog")
 	}
@@ -354,17 +358,17 @@ func (h *trampHookSwitch) detach() error {
 // benchKernelHook measures the driver of h.target with and without h.
 func (f *trampolineFamily) benchKernelHook(b *testing.B, h trampHook) {
 	drv := f.driver(b, h.target)
-	loop := func(hooks uint64, prepare func() error) *bpf.Loop {
-		return &bpf.Loop{
+	loop := func(hooks uint64, prepare func() error) *measure.Loop {
+		return &measure.Loop{
 			Prog: drv, Runs: f.core.Calls, Iterations: f.core.Iterations, Prepare: prepare,
-			Counters: []bpf.Counter{
+			Counters: []measure.Counter{
 				{Name: "driver runs", Var: f.core.Runs, PerCall: 1},
 				{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: hooks},
 			},
 		}
 	}
 	if h.prog == "" {
-		bpf.Bench(b, loop(0, nil), nil, benchOptions())
+		measure.Bench(b, loop(0, nil), nil, benchOptions())
 		return
 	}
 	if h.require != nil {
@@ -383,16 +387,16 @@ func (f *trampolineFamily) benchKernelHook(b *testing.B, h trampHook) {
 	if h.feature != "" {
 		doing += " (" + h.feature + ")"
 	}
-	bpf.Require(b, sw.attach(), doing)
+	probe.Require(b, sw.attach(), doing)
 	failpoint(b, "trampoline-attached")
-	bpf.Bench(b, loop(1, sw.attach), loop(0, sw.detach), benchOptions())
+	measure.Bench(b, loop(1, sw.attach), loop(0, sw.detach), benchOptions())
 }
 
 // driver loads the driver program that calls target.
 func (f *trampolineFamily) driver(tb testing.TB, target string) *ebpf.Program {
 	tb.Helper()
-	requireRoot(tb)
-	bpf.Require(tb, features.HaveProgramHelper(ebpf.RawTracepoint, asm.FnLoop), "bpf_loop in a raw_tp program (Linux 5.17)")
+	host.RequireRoot(tb)
+	probe.Require(tb, features.HaveProgramHelper(ebpf.RawTracepoint, asm.FnLoop), "bpf_loop in a raw_tp program (Linux 5.17)")
 	name := trampDrivers[target]
 	p, err := f.tryLoad(name, nil)
 	if target == "kfunc" && errors.Is(err, ebpf.ErrNotSupported) {
@@ -431,7 +435,7 @@ func requireLoaded(tb testing.TB, err error, ps *ebpf.ProgramSpec) {
 	if errors.Is(err, errRefused) {
 		tb.Skip(err)
 	}
-	bpf.Require(tb, err, fmt.Sprintf("load %s (%s)", ps.Name, ps.SectionName))
+	probe.Require(tb, err, fmt.Sprintf("load %s (%s)", ps.Name, ps.SectionName))
 }
 
 // progTypeName is the kernel's name for ps's program type.
@@ -475,12 +479,12 @@ var tracingProbe = sync.OnceValue(func() error {
 // requireTracing skips tb when this kernel cannot load tracing programs.
 func requireTracing(tb testing.TB) {
 	tb.Helper()
-	requireRoot(tb)
+	host.RequireRoot(tb)
 	err := tracingProbe()
 	if errors.Is(err, errRefused) {
 		tb.Skipf("no trampolines (fentry, fexit, fmod_ret, freplace) here: the probe load of a %v", err)
 	}
-	bpf.Require(tb, err, "load an fentry program")
+	probe.Require(tb, err, "load an fentry program")
 }
 
 // kprobePMU exists when the kernel has kprobe events (CONFIG_KPROBE_EVENTS),
@@ -675,11 +679,11 @@ func TestTrampolineClassifyLoad(t *testing.T) {
 func TestTrampolineDriverCounts(t *testing.T) {
 	f := newTrampolineFamily(t)
 	drv := f.driver(t, "helper")
-	loop := &bpf.Loop{
+	loop := &measure.Loop{
 		Prog: drv, Runs: f.core.Calls, Iterations: f.core.Iterations,
-		Counters: []bpf.Counter{{Name: "driver runs", Var: f.core.Runs, PerCall: 1}},
+		Counters: []measure.Counter{{Name: "driver runs", Var: f.core.Runs, PerCall: 1}},
 	}
-	err := bpf.Pinned(benchOptions().CPU, func() error {
+	err := measure.Pinned(benchOptions().CPU, func() error {
 		s, err := loop.Measure(100_000)
 		if err != nil {
 			return err
@@ -688,11 +692,11 @@ func TestTrampolineDriverCounts(t *testing.T) {
 			t.Errorf("sample %+v: want a positive time per call and no kernel time", s)
 		}
 		// No hook is attached: claiming one must fail.
-		loop.Counters = append(loop.Counters, bpf.Counter{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: 1})
-		if _, err := loop.Measure(1000); !errors.Is(err, bpf.ErrRunCount) {
+		loop.Counters = append(loop.Counters, measure.Counter{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: 1})
+		if _, err := loop.Measure(1000); !errors.Is(err, measure.ErrRunCount) {
 			t.Errorf("a hook that never ran passed the run count check: %v", err)
 		}
-		if _, err := loop.Measure(bpf.MaxIterations + 1); err == nil {
+		if _, err := loop.Measure(measure.MaxIterations + 1); err == nil {
 			t.Error("more iterations than bpf_loop runs passed")
 		}
 		return nil
@@ -845,7 +849,7 @@ const trampolineEveryKind = "^BenchmarkTrampoline$///^(progs=[012]|chain=1)$"
 // checks that no link, namespace, XDP attachment or program of the family
 // is left.
 func TestTrampolineLeavesNothing(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	before := snapshot(t)
 	if n := trampolinePrograms(t); n != 0 {
 		t.Fatalf("%d programs of the trampoline family are loaded before the run", n)
@@ -864,7 +868,7 @@ func TestTrampolineLeavesNothing(t *testing.T) {
 // TestTrampolineCleanupOnFailure fails a row of every kind once its hooks
 // are attached and checks that nothing is left.
 func TestTrampolineCleanupOnFailure(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	before := snapshot(t)
 	stdout, stderr, err := runSuite(t, []string{failEnv + "=trampoline-attached"},
 		"-test.run=^$", "-test.bench="+trampolineEveryKind, "-test.benchtime=1x", "-test.v")

@@ -14,6 +14,9 @@ import (
 	"unsafe"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/rig"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/sys/unix"
@@ -80,13 +83,13 @@ const skMeminfoDrops, skMeminfoVars = 8, 9
 // socket. The first row has no socket: the namespace's Udp NoPorts counter
 // must count every frame.
 func BenchmarkUDP(b *testing.B) {
-	requireRoot(b)
+	host.RequireRoot(b)
 	o := benchOptions()
 	cpu := otherCPU(o.CPU)
 	if cpu < 0 {
 		b.Skip("the UDP family needs two CPUs: the receiver runs on the one the generator does not use")
 	}
-	t := bpf.NewTraffic(b, 2)
+	t := rig.NewTraffic(b, 2)
 	snmp := openSNMP(b, t.NS)
 	for _, v := range udpVariants(*flagUDPRecvmmsg) {
 		var msg string
@@ -103,9 +106,9 @@ func BenchmarkUDP(b *testing.B) {
 			}
 			first = false
 			msg = ""
-			r := bpf.Receiver{Action: "pass", Mode: "native", Prog: "drop"}
+			r := rig.Receiver{Action: "pass", Mode: "native", Prog: "drop"}
 			if v.recv == "none" {
-				r.Ext = &bpf.Ext{Name: "XDP_PASS to the stack, no socket (Udp NoPorts)", Delivered: func() (uint64, error) { return snmp.read("Udp", "NoPorts") }}
+				r.Ext = &rig.Ext{Name: "XDP_PASS to the stack, no socket (Udp NoPorts)", Delivered: func() (uint64, error) { return snmp.read("Udp", "NoPorts") }}
 				res, err := t.Bench(b.N, r, nil, o, b.ResetTimer)
 				if err != nil {
 					b.Fatal(err)
@@ -135,7 +138,7 @@ func BenchmarkUDP(b *testing.B) {
 				drops += d - d0
 				return joinErr(err, st.after())
 			}
-			r.Ext = &bpf.Ext{
+			r.Ext = &rig.Ext{
 				Name:      fmt.Sprintf("XDP_PASS to a UDP socket read with %s on CPU %d", v.recv, cpu),
 				Delivered: st.watch(func() (uint64, error) { return rx.dgrams.Load(), nil }),
 				Before:    before,
@@ -155,13 +158,13 @@ func BenchmarkUDP(b *testing.B) {
 			verdict := st.verdict("the receive loop", cpu, dropFrac, res.Ns, "at its full receive buffer")
 			if !st.bound(dropFrac, res.Ns) {
 				refuse("NOT SATURATED, no result (a rate needs the sender to outrun the receive loop: at least %.0f%% of datagrams dropped at its socket, and more CPU time per datagram in the loop than in the sender): %s; %s",
-					100*bpf.MaxLostFrac, verdict, figures)
+					100*rig.MaxLostFrac, verdict, figures)
 			}
 			reportAttach(b, r, res)
 			st.report(b, dropFrac, res.Ns)
 			b.ReportMetric(callsPerSec, "calls/s")
 			msg = verdict + "; " + figures
-			if other := int64(res.Lost) - int64(drops); float64(other) > bpf.MaxLostFrac*float64(res.Total.Gen) {
+			if other := int64(res.Lost) - int64(drops); float64(other) > rig.MaxLostFrac*float64(res.Total.Gen) {
 				msg += fmt.Sprintf("\n  %d frames were lost before the socket", other)
 			}
 			msg += "\n  " + attachVerdict(r, res)
@@ -181,7 +184,7 @@ func joinErr(a, b error) error {
 
 // openUDP opens an unconnected UDP socket in ns, bound to the address and
 // port the rig's frames go to, and registers closing it.
-func openUDP(tb testing.TB, ns *bpf.Netns) int {
+func openUDP(tb testing.TB, ns *host.Netns) int {
 	tb.Helper()
 	var fd int
 	err := ns.Do(func() error {
@@ -237,7 +240,7 @@ func (u *udpReceiver) start(tb testing.TB, cpu int) func() (work, wait int64, er
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		err = bpf.Pinned(cpu, func() error { return u.serve(&stop) })
+		err = measure.Pinned(cpu, func() error { return u.serve(&stop) })
 	}()
 	tb.Cleanup(func() {
 		stop.Store(true)
@@ -251,18 +254,18 @@ func (u *udpReceiver) start(tb testing.TB, cpu int) func() (work, wait int64, er
 			tb.Fatalf("UDP receiver did not start on CPU %d", cpu)
 		}
 	}
-	soft, serr := bpf.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
+	soft, serr := measure.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if serr != nil {
 		tb.Fatal(serr)
 	}
-	thread := bpf.ThreadClock(int(u.tid.Load()))
+	thread := measure.ThreadClock(int(u.tid.Load()))
 	stat := fmt.Sprintf("/proc/self/task/%d/schedstat", u.tid.Load())
 	return func() (int64, int64, error) {
-		c, err := clockNs(thread)
+		c, err := measure.ClockNs(thread)
 		if err != nil {
 			return 0, 0, err
 		}
-		s, err := clockNs(soft)
+		s, err := measure.ClockNs(soft)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -322,7 +325,7 @@ func (u *udpReceiver) serve(stop *atomic.Bool) error {
 // remote-pps) or skips saying it was not saturated: never a result from an
 // unsaturated receiver.
 func TestUDPOutputParses(t *testing.T) {
-	requireRoot(t)
+	host.RequireRoot(t)
 	requireLiveFrames(t)
 	before := snapshot(t)
 	f := runFamily(t, "^BenchmarkUDP$")
@@ -357,8 +360,8 @@ func TestUDPOutputParses(t *testing.T) {
 // namespace and checks that both receive loops count every one, recv one
 // per call and recvmmsg several.
 func TestUDPReceiveLoop(t *testing.T) {
-	requireRoot(t)
-	ns := bpf.NewNetns(t)
+	host.RequireRoot(t)
+	ns := host.NewNetns(t)
 	for _, call := range []string{"recv", "recvmmsg"} {
 		t.Run(call, func(t *testing.T) {
 			var rfd, sfd int

@@ -5,6 +5,10 @@ import (
 	"testing"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
+	"bpfbench/bpf/rig"
 
 	"github.com/cilium/ebpf"
 )
@@ -20,17 +24,17 @@ var xdpSizes = []int{64, 1500}
 // measured in the XDP dispatcher, attached to lo in a private namespace.
 type xdpFamily struct {
 	objs   bpf.XDPObjects
-	holder *bpf.Holder
+	holder *rig.Holder
 }
 
 func newXDPFamily(tb testing.TB) *xdpFamily {
 	tb.Helper()
-	requireRoot(tb)
+	host.RequireRoot(tb)
 	f := &xdpFamily{}
-	bpf.Require(tb, bpf.LoadXDPObjects(&f.objs, nil), "load XDP programs")
+	probe.Require(tb, bpf.LoadXDPObjects(&f.objs, nil), "load XDP programs")
 	tb.Cleanup(func() { f.objs.Close() })
-	ns := bpf.NewNetns(tb)
-	f.holder = bpf.NewHolder(tb, ns, f.objs.Drop)
+	ns := host.NewNetns(tb)
+	f.holder = rig.NewHolder(tb, ns, f.objs.Drop)
 	return f
 }
 
@@ -52,14 +56,14 @@ func (f *xdpFamily) prog(name string) *ebpf.Program {
 
 // loop returns the test_run loop of program name on a UDP frame of size
 // bytes, held in the dispatcher while it runs.
-func (f *xdpFamily) loop(tb testing.TB, name string, size int) *bpf.Loop {
+func (f *xdpFamily) loop(tb testing.TB, name string, size int) *measure.Loop {
 	tb.Helper()
 	frame, err := bpf.UDPFrame(size)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	p := f.prog(name)
-	return &bpf.Loop{Prog: p, Data: frame, Runs: f.objs.Runs, Prepare: f.holder.Held(p)}
+	return &measure.Loop{Prog: p, Data: frame, Runs: f.objs.Runs, Prepare: f.holder.Held(p)}
 }
 
 // BenchmarkXDP answers: what does one run of an XDP program cost, timed by
@@ -78,10 +82,10 @@ func BenchmarkXDP(b *testing.B) {
 			b.Run(fmt.Sprintf("prog=%s/size=%d", name, size), func(b *testing.B) {
 				v := f.loop(b, name, size)
 				if name == "drop" {
-					bpf.Bench(b, v, nil, benchOptions())
+					measure.Bench(b, v, nil, benchOptions())
 					return
 				}
-				bpf.Bench(b, v, base, benchOptions())
+				measure.Bench(b, v, base, benchOptions())
 			})
 		}
 	}

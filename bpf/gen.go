@@ -1,8 +1,10 @@
-// Package bpf holds the suite's BPF programs (generated loaders, committed so
-// that `go test` never needs clang) and what every benchmark family needs:
-// measuring a BPF_PROG_TEST_RUN loop, private namespaces with veth, sysctl
-// changes that undo themselves, and the labels that say where a result came
-// from.
+// Package bpf holds the suite's BPF programs as Go sees them: the bpf2go
+// loaders (generated from progs/ and committed, so that `go test` never
+// needs clang), the trivial programs the suite builds in code, and the
+// frames it feeds them. Everything else lives in the packages below it:
+// measure (the one rounds engine), host (what the suite changes on the
+// machine and undoes), labels, probe, rig (dispatcher and traffic rigs),
+// xsk and iface.
 package bpf
 
 // Regenerate with `make generate` (needs clang, llvm-strip and libbpf-dev).

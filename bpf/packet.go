@@ -5,6 +5,12 @@ import (
 	"fmt"
 )
 
+// LiveFramesBatch is the batch of a live-frames test_run
+// (BPF_F_TEST_XDP_LIVE_FRAMES): frames made, run and flushed with bottom
+// halves off before the receive softirq gets the CPU. 64 is the kernel's
+// default and NAPI's weight.
+const LiveFramesBatch = 64
+
 // Addresses of the frames the suite builds. They are only ever used as
 // test_run input or inside the suite's own network namespaces.
 var (

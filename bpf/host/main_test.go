@@ -1,0 +1,5 @@
+package host
+
+import "testing"
+
+func TestMain(m *testing.M) { RunTests(m) }

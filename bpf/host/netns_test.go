@@ -1,0 +1,338 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// hsIPNetnsList returns the names `ip netns list` prints.
+func hsIPNetnsList(tb testing.TB) []string {
+	tb.Helper()
+	out, err := exec.Command("ip", "netns", "list").CombinedOutput()
+	if err != nil {
+		tb.Fatalf("ip netns list: %v\n%s", err, out)
+	}
+	var names []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			names = append(names, f[0]) // "name" or "name (id: 3)"
+		}
+	}
+	return names
+}
+
+func hsContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// hsThreadNetns is the inode of the calling thread's network namespace.
+func hsThreadNetns(tb testing.TB) uint64 {
+	tb.Helper()
+	var s unix.Stat_t
+	if err := unix.Stat(threadNetns, &s); err != nil {
+		tb.Fatal(err)
+	}
+	return s.Ino
+}
+
+// hsThreadsIn lists the threads of this process in namespace ino.
+func hsThreadsIn(tb testing.TB, ino uint64) []string {
+	tb.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var in []string
+	want := fmt.Sprintf("net:[%d]", ino)
+	for _, task := range tasks {
+		if l, err := os.Readlink(filepath.Join("/proc/self/task", task.Name(), "ns/net")); err == nil && l == want {
+			in = append(in, task.Name())
+		}
+	}
+	return in
+}
+
+// hsFDsOn lists this process's file descriptors that are namespace ino.
+func hsFDsOn(tb testing.TB, ino uint64) []string {
+	tb.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var on []string
+	want := fmt.Sprintf("net:[%d]", ino)
+	for _, fd := range fds {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && l == want {
+			on = append(on, fd.Name())
+		}
+	}
+	return on
+}
+
+func TestNetnsVeth(t *testing.T) {
+	RequireRoot(t)
+	hsSnapshot(t)
+
+	var name string
+	t.Run("create", func(t *testing.T) {
+		start := time.Now()
+		ns := NewNetns(t)
+		t.Logf("NewNetns %s: %v", ns.Name, time.Since(start))
+		name = ns.Name
+		if want := fmt.Sprintf("bpfbench-%d-", os.Getpid()); !strings.HasPrefix(ns.Name, want) {
+			t.Errorf("name %q does not start with %q", ns.Name, want)
+		}
+		if _, err := os.Stat(filepath.Join("/run/netns", ns.Name)); err != nil {
+			t.Errorf("not in /run/netns: %v", err)
+		}
+		if !hsContains(hsIPNetnsList(t), ns.Name) {
+			t.Errorf("ip netns list does not show %s", ns.Name)
+		}
+
+		start = time.Now()
+		pairs := ns.AddVeth(t, 24, 2)
+		t.Logf("AddVeth(24 pairs, 2 queues): %v", time.Since(start))
+		if len(pairs) != 24 {
+			t.Fatalf("got %d pairs, want 24", len(pairs))
+		}
+
+		h, err := ns.Handle()
+		if err != nil {
+			t.Fatal(err)
+		}
+		links, err := h.LinkList()
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]netlink.Link{}
+		for _, l := range links {
+			byName[l.Attrs().Name] = l
+		}
+		if lo := byName["lo"]; lo == nil || lo.Attrs().RawFlags&unix.IFF_UP == 0 {
+			t.Errorf("lo is not up: %+v", lo)
+		}
+		seen := map[int]bool{}
+		for i, p := range pairs {
+			for j, end := range []Link{p.A, p.B} {
+				side := "ab"[j]
+				if want := fmt.Sprintf("v%d%c", i, side); end.Name != want {
+					t.Errorf("pair %d: name %q, want %q", i, end.Name, want)
+				}
+				l := byName[end.Name]
+				if l == nil {
+					t.Errorf("%s: not in the namespace", end.Name)
+					continue
+				}
+				a := l.Attrs()
+				if l.Type() != "veth" {
+					t.Errorf("%s: type %s", end.Name, l.Type())
+				}
+				if a.Index != end.Index || seen[end.Index] {
+					t.Errorf("%s: index %d, returned %d", end.Name, a.Index, end.Index)
+				}
+				seen[end.Index] = true
+				if a.NumTxQueues != 2 || a.NumRxQueues != 2 {
+					t.Errorf("%s: %d tx, %d rx queues, want 2", end.Name, a.NumTxQueues, a.NumRxQueues)
+				}
+				if want := VethMAC(i, side); a.HardwareAddr.String() != want.String() || end.MAC.String() != want.String() {
+					t.Errorf("%s: MAC %v (returned %v), want %v", end.Name, a.HardwareAddr, end.MAC, want)
+				}
+				if a.RawFlags&unix.IFF_UP == 0 {
+					t.Errorf("%s: not up", end.Name)
+				}
+			}
+		}
+
+		// iproute2 sees the same namespace.
+		out, err := exec.Command("ip", "-n", ns.Name, "-o", "link", "show", "type", "veth").CombinedOutput()
+		if err != nil {
+			t.Fatalf("ip -n %s link: %v\n%s", ns.Name, err, out)
+		}
+		if n := strings.Count(strings.TrimSpace(string(out)), "\n") + 1; n != 48 {
+			t.Errorf("ip -n %s link show type veth: %d lines, want 48:\n%s", ns.Name, n, out)
+		}
+
+		// More pairs number on.
+		more := ns.AddVeth(t, 1, 1)
+		if more[0].A.Name != "v24a" {
+			t.Errorf("next pair is %s, want v24a", more[0].A.Name)
+		}
+	})
+	if name == "" {
+		return
+	}
+	if _, err := os.Lstat(filepath.Join("/run/netns", name)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("/run/netns/%s still there after cleanup (%v)", name, err)
+	}
+	if hsContains(hsIPNetnsList(t), name) {
+		t.Errorf("ip netns list still shows %s after cleanup", name)
+	}
+}
+
+func TestNetnsDo(t *testing.T) {
+	RequireRoot(t)
+	hsSnapshot(t)
+
+	// Keep this goroutine on one thread, to see what happens to it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	host := hsThreadNetns(t)
+
+	ns := NewNetns(t)
+	if got := hsThreadNetns(t); got != host {
+		t.Fatalf("NewNetns left the calling thread in namespace %d", got)
+	}
+	if ns.Inode == 0 || ns.Inode == host {
+		t.Fatalf("namespace inode %d (host %d)", ns.Inode, host)
+	}
+	var s unix.Stat_t
+	if err := unix.Stat(ns.Path, &s); err != nil || s.Ino != ns.Inode {
+		t.Fatalf("%s is inode %d (%v), want %d", ns.Path, s.Ino, err, ns.Inode)
+	}
+	if in := hsThreadsIn(t, ns.Inode); len(in) > 0 {
+		t.Fatalf("threads %v are in the new namespace after NewNetns", in)
+	}
+
+	var inside uint64
+	err := ns.Do(func() error {
+		inside = hsThreadNetns(t)
+		// An ifindex resolves in the namespace: lo is 1 everywhere, but
+		// a veth made in ns is only found from inside it.
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inside != ns.Inode {
+		t.Errorf("inside Do the thread is in namespace %d, want %d", inside, ns.Inode)
+	}
+	if got := hsThreadNetns(t); got != host {
+		t.Fatalf("after Do the thread is in namespace %d, want %d", got, host)
+	}
+
+	// Interfaces resolve in the namespace inside Do.
+	pairs := ns.AddVeth(t, 1, 1)
+	err = ns.Do(func() error {
+		l, err := netlink.LinkByName(pairs[0].A.Name)
+		if err != nil {
+			return err
+		}
+		if l.Attrs().Index != pairs[0].A.Index {
+			return fmt.Errorf("index %d, want %d", l.Attrs().Index, pairs[0].A.Index)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("look up %s inside Do: %v", pairs[0].A.Name, err)
+	}
+	if _, err := netlink.LinkByName(pairs[0].A.Name); err == nil {
+		t.Errorf("%s is visible outside the namespace", pairs[0].A.Name)
+	}
+
+	// fn's error comes back; a panic still puts the thread back.
+	sentinel := errors.New("sentinel")
+	if err := ns.Do(func() error { return sentinel }); err != sentinel {
+		t.Errorf("Do returned %v, want fn's error", err)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v", r)
+			}
+		}()
+		ns.Do(func() error { panic("boom") })
+	}()
+	if got := hsThreadNetns(t); got != host {
+		t.Fatalf("after a panic in Do the thread is in namespace %d, want %d", got, host)
+	}
+	if in := hsThreadsIn(t, ns.Inode); len(in) > 0 {
+		t.Errorf("threads %v are still in the namespace", in)
+	}
+
+	if err := ns.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ns.Do(func() error { return nil }); err == nil {
+		t.Error("Do in a deleted namespace succeeded")
+	}
+	if got := hsThreadNetns(t); got != host {
+		t.Fatalf("after Do on a deleted namespace the thread is in %d", got)
+	}
+}
+
+// TestNetnsFreed checks that deleting a namespace really frees it: nothing
+// this package holds keeps it alive. A veth pair with one end in each of
+// two namespaces goes away when either namespace is destroyed.
+func TestNetnsFreed(t *testing.T) {
+	RequireRoot(t)
+	hsSnapshot(t)
+
+	a, b := NewNetns(t), NewNetns(t)
+	ha, err := a.Handle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bfd, err := unix.Open(b.Path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name = "x"
+	err = ha.LinkAdd(&netlink.Veth{LinkAttrs: attrs, PeerName: "y", PeerTxQLen: -1, PeerNamespace: netlink.NsFd(bfd)})
+	unix.Close(bfd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, err := b.Handle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hb.LinkByName("y"); err != nil {
+		t.Fatalf("peer y not in %s: %v", b.Name, err)
+	}
+
+	a.Do(func() error { return nil }) // exercise Do too
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if fds := hsFDsOn(t, a.Inode); len(fds) > 0 {
+		t.Errorf("fds %v still refer to the deleted namespace", fds)
+	}
+	if in := hsThreadsIn(t, a.Inode); len(in) > 0 {
+		t.Errorf("threads %v are in the deleted namespace", in)
+	}
+	start := time.Now()
+	for {
+		_, err := hb.LinkByName("y")
+		var nf netlink.LinkNotFoundError
+		if errors.As(err, &nf) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("veth peer y still in %s 20s after deleting %s: something keeps %s alive", b.Name, a.Name, a.Name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("namespace destroyed %v after delete", time.Since(start))
+}

@@ -1,0 +1,164 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// Snapshot is the part of the machine's state the suite may change: what
+// its tests compare before and after a run to prove it left nothing behind.
+type Snapshot struct {
+	Namespaces []string          // bpfbench-* network namespaces
+	XDPProgs   int               // XDP programs loaded, anywhere
+	Links      int               // BPF links, of any type
+	HostXDP    []string          // host-namespace devices with an XDP program
+	Sysctls    map[string]string // the sysctls the suite may change
+}
+
+// SnapshotSysctls are the sysctls Snapshot reads.
+var SnapshotSysctls = []string{
+	"net.core.bpf_jit_harden",
+	"net.core.bpf_jit_enable",
+	"kernel.bpf_stats_enabled",
+}
+
+// TakeSnapshot reads the state. Call it from a thread in the host namespace.
+func TakeSnapshot() (Snapshot, error) {
+	var s Snapshot
+	ents, err := os.ReadDir(NetnsDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return s, err
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), NetnsPrefix) {
+			s.Namespaces = append(s.Namespaces, e.Name())
+		}
+	}
+	if s.XDPProgs, err = CountXDPPrograms(); err != nil {
+		return s, err
+	}
+	if s.Links, err = countLinks(); err != nil {
+		return s, err
+	}
+	devs, err := netlink.LinkList()
+	if err != nil {
+		return s, fmt.Errorf("list host devices: %w", err)
+	}
+	for _, d := range devs {
+		if x := d.Attrs().Xdp; x != nil && x.Attached {
+			s.HostXDP = append(s.HostXDP, d.Attrs().Name)
+		}
+	}
+	s.Sysctls = map[string]string{}
+	for _, name := range SnapshotSysctls {
+		v, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(name, ".", "/"))
+		if err != nil {
+			return s, err
+		}
+		s.Sysctls[name] = strings.TrimSpace(string(v))
+	}
+	return s, nil
+}
+
+// countLinks counts BPF links. Opening a link that is still being set up
+// fails with EAGAIN (the kernel has allocated its ID, not yet finished
+// it), so the count starts again, a few times, before giving up.
+func countLinks() (int, error) {
+	var err error
+	for try := 0; try < 20; try++ {
+		n := 0
+		it := new(link.Iterator)
+		for it.Next() {
+			n++
+		}
+		if err = it.Err(); err == nil {
+			return n, nil
+		}
+		if !errors.Is(err, unix.EAGAIN) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("count BPF links: %w", err)
+}
+
+// SettledSnapshot takes snapshots until two in a row agree, or wait has
+// passed: programs and links are freed asynchronously once their last
+// descriptor closes (an RCU grace period, or far longer on an emulated
+// CPU), so a snapshot taken just after a test may still count them.
+func SettledSnapshot(wait time.Duration) (Snapshot, error) {
+	prev, err := TakeSnapshot()
+	if err != nil {
+		return prev, err
+	}
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		cur, err := TakeSnapshot()
+		if err != nil {
+			return cur, err
+		}
+		if prev.Diff(cur) == "" {
+			return cur, nil
+		}
+		prev = cur
+	}
+	return prev, nil
+}
+
+// Diff describes how t differs from s, or returns "" when it does not.
+func (s Snapshot) Diff(t Snapshot) string {
+	var d []string
+	if !slices.Equal(s.Namespaces, t.Namespaces) {
+		d = append(d, fmt.Sprintf("namespaces %v -> %v", s.Namespaces, t.Namespaces))
+	}
+	if s.XDPProgs != t.XDPProgs {
+		d = append(d, fmt.Sprintf("XDP programs %d -> %d", s.XDPProgs, t.XDPProgs))
+	}
+	if s.Links != t.Links {
+		d = append(d, fmt.Sprintf("BPF links %d -> %d", s.Links, t.Links))
+	}
+	if !slices.Equal(s.HostXDP, t.HostXDP) {
+		d = append(d, fmt.Sprintf("host devices with XDP %v -> %v", s.HostXDP, t.HostXDP))
+	}
+	for _, name := range SnapshotSysctls {
+		if s.Sysctls[name] != t.Sysctls[name] {
+			d = append(d, fmt.Sprintf("%s %s -> %s", name, s.Sysctls[name], t.Sysctls[name]))
+		}
+	}
+	return strings.Join(d, "; ")
+}
+
+// CountXDPPrograms counts the XDP programs loaded in the kernel. Programs
+// attached anywhere share the dispatcher with the suite's, so a run that
+// starts with some measures a fuller dispatcher than it names.
+func CountXDPPrograms() (int, error) {
+	n := 0
+	var id ebpf.ProgramID
+	for {
+		next, err := ebpf.ProgramGetNextID(id)
+		if errors.Is(err, os.ErrNotExist) {
+			return n, nil
+		}
+		if err != nil {
+			return n, fmt.Errorf("iterate program IDs: %w", err)
+		}
+		id = next
+		p, err := ebpf.NewProgramFromID(id)
+		if err != nil {
+			continue // unloaded meanwhile
+		}
+		if p.Type() == ebpf.XDP {
+			n++
+		}
+		p.Close()
+	}
+}

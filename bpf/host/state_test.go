@@ -1,0 +1,713 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Sysctls the tests change. bpf_jit_harden 0 and 1 both leave programs
+// loaded by root unhardened, so toggling them disturbs no benchmark;
+// printk_ratelimit_burst only affects log rate limiting.
+const (
+	hsHarden = "net.core.bpf_jit_harden"
+	hsBurst  = "kernel.printk_ratelimit_burst"
+)
+
+var hsWatched = []string{hsHarden, hsBurst, "kernel.bpf_stats_enabled"}
+
+func hsRead(tb testing.TB, name string) string {
+	tb.Helper()
+	path, err := sysctlPath(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v, err := readSysctl(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
+// hsToggle is a value of bpf_jit_harden other than the current one, never 2.
+func hsToggle(tb testing.TB) (orig, other string) {
+	orig = hsRead(tb, hsHarden)
+	switch orig {
+	case "0":
+		return orig, "1"
+	case "1":
+		return orig, "0"
+	}
+	tb.Skipf("%s is %s; the tests only toggle it between 0 and 1", hsHarden, orig)
+	return
+}
+
+// hsLock holds the system-wide lock for the test, unless this process
+// already does (a TestMain), so that no other bpfbench run changes the same
+// sysctls meanwhile. It returns the held lock file, for children.
+func hsLock(tb testing.TB) *os.File {
+	tb.Helper()
+	if f := HeldLockFile(); f != nil {
+		return f
+	}
+	unlock, err := Lock(0)
+	if err != nil {
+		tb.Logf("waiting for the lock: %v", err)
+		unlock, err = Lock(5 * time.Minute)
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	tb.Cleanup(unlock)
+	return HeldLockFile()
+}
+
+// hsSnapshot takes the lock, repairs what dead runs left, and records the
+// watched sysctls and `ip netns
+// list`; at the end of the test (it registers the first cleanup, which
+// runs last) the sysctls must be as they were and no namespace of this
+// process or its children may be left.
+func hsSnapshot(tb testing.TB) {
+	tb.Helper()
+	hsLock(tb)
+	// Start from a repaired machine, as TestMain does.
+	lines, err := Repair()
+	for _, l := range lines {
+		tb.Log("repaired before the test: ", l)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	before := map[string]string{}
+	for _, name := range hsWatched {
+		before[name] = hsRead(tb, name)
+	}
+	nsBefore := hsIPNetnsList(tb)
+	tb.Cleanup(func() {
+		for _, name := range hsWatched {
+			if got := hsRead(tb, name); got != before[name] {
+				tb.Errorf("host state: %s is %s after the test, was %s", name, got, before[name])
+			}
+		}
+		nsAfter := hsIPNetnsList(tb)
+		for _, n := range nsAfter {
+			if !hsContains(nsBefore, n) && strings.HasPrefix(n, NetnsPrefix) {
+				pid, _ := parseNetnsName(n)
+				if pid == selfPID || hsChildren[pid] {
+					tb.Errorf("host state: namespace %s left behind", n)
+				} else {
+					tb.Logf("namespace %s appeared meanwhile (another run)", n)
+				}
+			}
+		}
+		for _, n := range nsBefore {
+			if !hsContains(nsAfter, n) {
+				tb.Logf("namespace %s went away meanwhile", n)
+			}
+		}
+		if _, err := os.Stat(journalPath(selfPID)); err == nil && !hsOutstanding() {
+			tb.Errorf("host state: journal %s left with nothing outstanding", journalPath(selfPID))
+		}
+	})
+}
+
+func hsOutstanding() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.keys) > 0 || len(st.namespaces) > 0
+}
+
+// hsChildren are the PIDs of helper processes tests started.
+var hsChildren = map[int]bool{}
+
+func hsJournal(tb testing.TB, pid int) *journal {
+	tb.Helper()
+	j, err := readJournal(journalPath(pid))
+	if err != nil {
+		tb.Fatalf("journal of pid %d: %v", pid, err)
+	}
+	return j
+}
+
+func hsJournalRecord(tb testing.TB, pid int, name string) *sysctlRecord {
+	tb.Helper()
+	for _, r := range hsJournal(tb, pid).Sysctls {
+		if r.Name == name {
+			return &r
+		}
+	}
+	return nil
+}
+
+func hsNoJournal(tb testing.TB, pid int) {
+	tb.Helper()
+	if _, err := os.Stat(journalPath(pid)); !errors.Is(err, os.ErrNotExist) {
+		tb.Errorf("journal %s still exists (%v)", journalPath(pid), err)
+	}
+}
+
+func TestSysctlSetRestore(t *testing.T) {
+	RequireRoot(t)
+	hsSnapshot(t)
+	orig, other := hsToggle(t)
+
+	t.Run("set", func(t *testing.T) {
+		SetSysctl(t, hsHarden, other)
+		if got := hsRead(t, hsHarden); got != other {
+			t.Fatalf("%s is %s, want %s", hsHarden, got, other)
+		}
+		r := hsJournalRecord(t, selfPID, hsHarden)
+		if r == nil || r.Old != orig || r.New != other || r.Path != "/proc/sys/net/core/bpf_jit_harden" {
+			t.Fatalf("journal record %+v, want old %s new %s", r, orig, other)
+		}
+		j := hsJournal(t, selfPID)
+		if j.StartTime == 0 || j.BootID == "" || j.PID != selfPID {
+			t.Errorf("journal identity %+v", j)
+		}
+	})
+	if got := hsRead(t, hsHarden); got != orig {
+		t.Errorf("after cleanup %s is %s, want %s", hsHarden, got, orig)
+	}
+	hsNoJournal(t, selfPID)
+
+	// Bad names and values fail without changing anything.
+	for _, name := range []string{"", "../../etc/passwd", "net/../../x"} {
+		if _, err := setSysctl(name, "1"); err == nil {
+			t.Errorf("setSysctl(%q) succeeded", name)
+		}
+	}
+	undo, err := setSysctl(hsHarden, "7")
+	if err == nil || undo != nil {
+		t.Errorf("setSysctl(%s, 7): %v", hsHarden, err)
+	}
+	if got := hsRead(t, hsHarden); got != orig {
+		t.Errorf("after a failed set %s is %s, want %s", hsHarden, got, orig)
+	}
+	hsNoJournal(t, selfPID)
+}
+
+func TestSysctlStack(t *testing.T) {
+	RequireRoot(t)
+	hsSnapshot(t)
+	v0 := hsRead(t, hsBurst)
+	n, err := strconv.Atoi(v0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, v2 := strconv.Itoa(n+1), strconv.Itoa(n+2)
+
+	t.Run("outer", func(t *testing.T) {
+		SetSysctl(t, hsBurst, v1)
+		t.Run("inner", func(t *testing.T) {
+			SetSysctl(t, strings.ReplaceAll(hsBurst, ".", "/"), v2) // same sysctl, other spelling
+			if got := hsRead(t, hsBurst); got != v2 {
+				t.Fatalf("%s is %s, want %s", hsBurst, got, v2)
+			}
+			j := hsJournal(t, selfPID)
+			if len(j.Sysctls) != 1 || j.Sysctls[0].Old != v0 || j.Sysctls[0].New != v2 {
+				t.Fatalf("journal %+v: want one record, old %s new %s", j.Sysctls, v0, v2)
+			}
+		})
+		if got := hsRead(t, hsBurst); got != v1 {
+			t.Errorf("after the inner cleanup %s is %s, want %s", hsBurst, got, v1)
+		}
+		if r := hsJournalRecord(t, selfPID, hsBurst); r == nil || r.Old != v0 {
+			t.Errorf("journal record %+v, want old %s", r, v0)
+		}
+	})
+	if got := hsRead(t, hsBurst); got != v0 {
+		t.Errorf("after the outer cleanup %s is %s, want %s", hsBurst, got, v0)
+	}
+	hsNoJournal(t, selfPID)
+
+	// Undone out of order (as parallel subtests may), the end is the same.
+	undo1, err := setSysctl(hsBurst, v1)
+	if err != nil {
+		undo1()
+		t.Fatal(err)
+	}
+	undo2, err := setSysctl(hsBurst, v2)
+	if err != nil {
+		undo2()
+		undo1()
+		t.Fatal(err)
+	}
+	if err := undo1(); err != nil {
+		t.Error(err)
+	}
+	if got := hsRead(t, hsBurst); got != v2 {
+		t.Errorf("undoing the older change wrote %s; want %s kept until the newer is undone", got, v2)
+	}
+	if err := undo2(); err != nil {
+		t.Error(err)
+	}
+	if err := undo2(); err != nil {
+		t.Errorf("second undo: %v", err)
+	}
+	if got := hsRead(t, hsBurst); got != v0 {
+		t.Errorf("after both undos %s is %s, want %s", hsBurst, got, v0)
+	}
+	hsNoJournal(t, selfPID)
+}
+
+func TestStateRestoreAll(t *testing.T) {
+	RequireRoot(t)
+	hsSnapshot(t)
+	orig, other := hsToggle(t)
+	v0 := hsRead(t, hsBurst)
+
+	t.Run("restore", func(t *testing.T) {
+		SetSysctl(t, hsHarden, other)
+		SetSysctl(t, hsBurst, v0+"1")
+		ns := NewNetns(t)
+		ns.AddVeth(t, 2, 1)
+		j := hsJournal(t, selfPID)
+		if len(j.Sysctls) != 2 || len(j.Netns) != 1 || j.Netns[0].Name != ns.Name || j.Netns[0].StartTime != j.StartTime {
+			t.Fatalf("journal %+v", j)
+		}
+		if err := RestoreAll(); err != nil {
+			t.Fatal(err)
+		}
+		if got := hsRead(t, hsHarden); got != orig {
+			t.Errorf("%s is %s after RestoreAll, want %s", hsHarden, got, orig)
+		}
+		if got := hsRead(t, hsBurst); got != v0 {
+			t.Errorf("%s is %s after RestoreAll, want %s", hsBurst, got, v0)
+		}
+		if _, err := os.Lstat(ns.Path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s still there after RestoreAll", ns.Path)
+		}
+		hsNoJournal(t, selfPID)
+		if err := RestoreAll(); err != nil {
+			t.Errorf("second RestoreAll: %v", err)
+		}
+		// The cleanups that follow find nothing to do (and report no error).
+	})
+}
+
+// hsDeadPID returns the PID of a process that has exited and been reaped.
+func hsDeadPID(t *testing.T) int {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+func TestStateRepairJournals(t *testing.T) {
+	RequireRoot(t)
+	hsSnapshot(t)
+	v0 := hsRead(t, hsBurst)
+	n, _ := strconv.Atoi(v0)
+	v1, v2 := strconv.Itoa(n+1), strconv.Itoa(n+2)
+	path, _ := sysctlPath(hsBurst)
+	// Whatever happens, put it back.
+	t.Cleanup(func() { writeSysctl(path, v0) })
+
+	// Run A (older) set v0 -> v1 and died; its PID now belongs to another
+	// process (our parent, with A's made-up start time). Run B then set
+	// v1 -> v2 and was killed; its PID is gone. Run C is from another boot.
+	now := time.Now()
+	a, b, c := os.Getppid(), hsDeadPID(t), hsDeadPID(t)
+	if b == c {
+		c = hsDeadPID(t)
+	}
+	id := self()
+	journals := map[int]*journal{
+		a: {Version: 1, PID: a, StartTime: 1, BootID: id.bootID, Sysctls: []sysctlRecord{{Name: hsBurst, Path: path, Old: v0, New: v1, Time: now.Add(-2 * time.Second)}}},
+		b: {Version: 1, PID: b, StartTime: 2, BootID: id.bootID, Sysctls: []sysctlRecord{{Name: hsBurst, Path: path, Old: v1, New: v2, Time: now.Add(-time.Second)}}},
+		c: {Version: 1, PID: c, StartTime: 3, BootID: "not-this-boot", Sysctls: []sysctlRecord{{Name: hsBurst, Path: path, Old: "12345", New: v2, Time: now}}},
+	}
+	for pid, j := range journals {
+		if _, err := os.Stat(journalPath(pid)); err == nil {
+			t.Fatalf("journal for pid %d exists already", pid)
+		}
+		if err := writeJournal(journalPath(pid), j); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(journalPath(pid)) })
+	}
+	// A namespace of B's (an empty file stands in: Repair unmounts what
+	// is mounted and removes the name).
+	nsName := fmt.Sprintf("%s%d-0", NetnsPrefix, b)
+	nsPath := filepath.Join(NetnsDir, nsName)
+	if err := ensureNetnsDir(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(nsPath, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(nsPath) })
+	if err := writeSysctl(path, v2); err != nil {
+		t.Fatal(err)
+	}
+
+	lines, err := Repair()
+	for _, l := range lines {
+		t.Log("repair: ", l)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hsRead(t, hsBurst); got != v0 {
+		t.Errorf("%s is %s after Repair, want %s (oldest run's value)", hsBurst, got, v0)
+	}
+	all := strings.Join(lines, "\n")
+	for _, want := range []string{
+		fmt.Sprintf("restored %s=%s left as %s by killed run pid %d", hsBurst, v1, v2, b),
+		fmt.Sprintf("restored %s=%s left as %s by dead run pid %d (the PID is now another process)", hsBurst, v0, v1, a),
+		fmt.Sprintf("discarded journal of run pid %d from an earlier boot", c),
+		fmt.Sprintf("deleted network namespace %s left by killed run pid %d", nsName, b),
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("Repair lines lack %q", want)
+		}
+	}
+	for pid := range journals {
+		hsNoJournal(t, pid)
+	}
+	if _, err := os.Lstat(nsPath); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s still there", nsPath)
+	}
+
+	// A second Repair finds nothing.
+	lines, err = Repair()
+	if err != nil || len(lines) > 0 {
+		t.Errorf("second Repair: %q, %v", lines, err)
+	}
+
+	// A sysctl that a live run (here: this one) has changed on top of a
+	// dead run's change is left until the live run is done with it.
+	d := hsDeadPID(t)
+	dj := &journal{Version: 1, PID: d, StartTime: 5, BootID: id.bootID, Sysctls: []sysctlRecord{{Name: hsBurst, Path: path, Old: v0, New: v1, Time: now}}}
+	if err := writeJournal(journalPath(d), dj); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(journalPath(d)) })
+	if err := writeSysctl(path, v1); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("live", func(t *testing.T) {
+		SetSysctl(t, hsBurst, v2)
+		lines, err := Repair()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("not restoring %s=%s left by killed run pid %d: live run pid %d has changed it too", hsBurst, v0, d, selfPID)
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], want) {
+			t.Errorf("Repair: %q, want %q", lines, want)
+		}
+		if got := hsRead(t, hsBurst); got != v2 {
+			t.Errorf("%s is %s, want %s (ours)", hsBurst, got, v2)
+		}
+		if r := hsJournalRecord(t, d, hsBurst); r == nil || r.Old != v0 {
+			t.Errorf("dead journal record %+v, want it kept", r)
+		}
+	})
+	if got := hsRead(t, hsBurst); got != v1 {
+		t.Errorf("after our cleanup %s is %s, want %s", hsBurst, got, v1)
+	}
+	lines, err = Repair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("restored %s=%s left as %s by killed run pid %d", hsBurst, v0, v1, d); len(lines) != 1 || lines[0] != want {
+		t.Errorf("Repair: %q, want %q", lines, want)
+	}
+	if got := hsRead(t, hsBurst); got != v0 {
+		t.Errorf("%s is %s, want %s", hsBurst, got, v0)
+	}
+	hsNoJournal(t, d)
+}
+
+// hsHelper starts this test binary as a helper process in mode, passing
+// the lock this test holds, and waits until it reports READY; it returns
+// the command and the rest of the READY line.
+func hsHelper(t *testing.T, lock *os.File, mode string, env ...string) (*exec.Cmd, string, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.v", "-test.timeout=5m")
+	cmd.Env = append(os.Environ(), "BPFBENCH_TEST_HELPER="+mode)
+	cmd.Env = append(cmd.Env, env...)
+	if lock != nil {
+		cmd.ExtraFiles = []*os.File{lock}
+		cmd.Env = append(cmd.Env, LockFDEnv+"=3")
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	hsChildren[cmd.Process.Pid] = true
+	// Whatever happens, the child is gone and what it left is repaired
+	// before the test's host-state check.
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		if lines, err := Repair(); err != nil || len(lines) > 0 {
+			t.Logf("cleanup repair: %q %v", lines, err)
+		}
+	})
+	ready := make(chan string, 1)
+	var stdout bytes.Buffer
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			line := sc.Text()
+			if rest, ok := strings.CutPrefix(line, "BPFBENCH-READY"); ok {
+				ready <- strings.TrimSpace(rest)
+				break
+			}
+			stdout.WriteString(line + "\n")
+		}
+		close(ready)
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case r, ok := <-ready:
+		if !ok {
+			cmd.Wait()
+			t.Fatalf("helper %s exited before it was ready:\n%s%s", mode, stdout.String(), stderr.String())
+		}
+		return cmd, r, &stderr
+	case <-time.After(60 * time.Second):
+		t.Fatalf("helper %s not ready after 60s:\n%s%s", mode, stdout.String(), stderr.String())
+	}
+	return nil, "", nil
+}
+
+// TestHelperProcess is the child of the SIGKILL, SIGINT and Lock tests.
+func TestHelperProcess(t *testing.T) {
+	mode := os.Getenv("BPFBENCH_TEST_HELPER")
+	if mode == "" {
+		return
+	}
+	switch mode {
+	case "state", "signal", "panic":
+		if mode == "signal" {
+			InstallSignalHandler()
+		}
+		SetSysctl(t, hsHarden, os.Getenv("BPFBENCH_TEST_VALUE"))
+		ns := NewNetns(t)
+		ns.AddVeth(t, 2, 1)
+		fmt.Println("BPFBENCH-READY", ns.Name)
+		if mode == "panic" {
+			time.Sleep(100 * time.Millisecond)
+			panic("helper panics")
+		}
+	case "lock":
+		if _, err := lockAt(os.Getenv("BPFBENCH_TEST_LOCK"), 0); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("BPFBENCH-READY")
+	case "inherit":
+		unlock, err := Lock(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unlock()
+		fmt.Println("BPFBENCH-READY inherited")
+		return
+	default:
+		t.Fatalf("unknown helper mode %q", mode)
+	}
+	time.Sleep(2 * time.Minute)
+	t.Fatal("helper was not stopped")
+}
+
+func TestStateSIGKILL(t *testing.T) {
+	RequireRoot(t)
+	hsSnapshot(t)
+	lock := hsLock(t)
+	orig, other := hsToggle(t)
+
+	cmd, nsName, _ := hsHelper(t, lock, "state", "BPFBENCH_TEST_VALUE="+other)
+	pid := cmd.Process.Pid
+	if got := hsRead(t, hsHarden); got != other {
+		t.Fatalf("helper did not set %s: it is %s", hsHarden, got)
+	}
+	if r := hsJournalRecord(t, pid, hsHarden); r == nil || r.Old != orig {
+		t.Fatalf("helper journal record %+v, want old %s", r, orig)
+	}
+	// A live run is left alone.
+	lines, err := Repair()
+	if err != nil || len(lines) > 0 {
+		t.Fatalf("Repair with the helper alive: %q, %v", lines, err)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if got := hsRead(t, hsHarden); got != other {
+		t.Fatalf("after SIGKILL %s is %s: expected the change to survive", hsHarden, got)
+	}
+	if !hsContains(hsIPNetnsList(t), nsName) {
+		t.Fatalf("after SIGKILL %s is gone already", nsName)
+	}
+
+	lines, err = Repair()
+	for _, l := range lines {
+		t.Log("repair: ", l)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hsRead(t, hsHarden); got != orig {
+		t.Errorf("after Repair %s is %s, want %s", hsHarden, got, orig)
+	}
+	if hsContains(hsIPNetnsList(t), nsName) {
+		t.Errorf("after Repair %s still exists", nsName)
+	}
+	hsNoJournal(t, pid)
+	all := strings.Join(lines, "\n")
+	for _, want := range []string{
+		fmt.Sprintf("restored %s=%s left as %s by killed run pid %d", hsHarden, orig, other, pid),
+		fmt.Sprintf("deleted network namespace %s left by killed run pid %d", nsName, pid),
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("Repair lines lack %q", want)
+		}
+	}
+}
+
+func TestStateSIGINT(t *testing.T) {
+	RequireRoot(t)
+	hsSnapshot(t)
+	lock := hsLock(t)
+	orig, other := hsToggle(t)
+
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd, nsName, stderr := hsHelper(t, lock, "signal", "BPFBENCH_TEST_VALUE="+other)
+			pid := cmd.Process.Pid
+			if got := hsRead(t, hsHarden); got != other {
+				t.Fatalf("helper did not set %s: it is %s", hsHarden, got)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) {
+				t.Errorf("helper exit: %v, want status %d", err, 128+int(sig))
+			}
+			t.Logf("helper stderr:\n%s", stderr)
+			if got := hsRead(t, hsHarden); got != orig {
+				t.Errorf("after %v %s is %s, want %s", sig, hsHarden, got, orig)
+			}
+			if hsContains(hsIPNetnsList(t), nsName) {
+				t.Errorf("after %v %s still exists", sig, nsName)
+			}
+			hsNoJournal(t, pid)
+			for _, want := range []string{
+				fmt.Sprintf("restored %s=%s (was %s)", hsHarden, orig, other),
+				"deleted network namespace " + nsName,
+			} {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("helper stderr lacks %q", want)
+				}
+			}
+		})
+	}
+}
+
+// TestStatePanic: a test that panics still runs its cleanups.
+func TestStatePanic(t *testing.T) {
+	RequireRoot(t)
+	hsSnapshot(t)
+	lock := hsLock(t)
+	orig, other := hsToggle(t)
+
+	cmd, nsName, stderr := hsHelper(t, lock, "panic", "BPFBENCH_TEST_VALUE="+other)
+	if err := cmd.Wait(); err == nil {
+		t.Errorf("panicking helper exited 0")
+	}
+	if !strings.Contains(stderr.String(), "helper panics") {
+		t.Errorf("helper stderr:\n%s", stderr)
+	}
+	if got := hsRead(t, hsHarden); got != orig {
+		t.Errorf("after the panic %s is %s, want %s", hsHarden, got, orig)
+	}
+	if hsContains(hsIPNetnsList(t), nsName) {
+		t.Errorf("after the panic %s still exists", nsName)
+	}
+	hsNoJournal(t, cmd.Process.Pid)
+}
+
+func TestLock(t *testing.T) {
+	RequireRoot(t)
+	path := filepath.Join(t.TempDir(), "lock")
+
+	// Held by another process: fail after the wait, naming it.
+	cmd, _, _ := hsHelper(t, HeldLockFile(), "lock", "BPFBENCH_TEST_LOCK="+path)
+	pid := cmd.Process.Pid
+	start := time.Now()
+	_, err := lockAt(path, 200*time.Millisecond)
+	if err == nil {
+		t.Fatal("Lock succeeded while the helper holds it")
+	}
+	t.Logf("%v (after %v)", err, time.Since(start))
+	if !strings.Contains(err.Error(), fmt.Sprintf("held by pid %d", pid)) {
+		t.Errorf("error does not name holder pid %d: %v", pid, err)
+	}
+	// The kernel releases the lock of a killed holder.
+	cmd.Process.Kill()
+	cmd.Wait()
+	unlock, err := lockAt(path, 5*time.Second)
+	if err != nil {
+		t.Fatalf("Lock after the holder died: %v", err)
+	}
+
+	// Held in this process: a second Lock waits too, then fails.
+	if _, err := lockAt(path, 100*time.Millisecond); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("held by pid %d (this process)", selfPID)) {
+		t.Errorf("second Lock: %v", err)
+	}
+	unlock()
+	unlock() // idempotent
+	unlock, err = lockAt(path, 0)
+	if err != nil {
+		t.Fatalf("Lock after unlock: %v", err)
+	}
+	unlock()
+}
+
+func TestLockSystemWide(t *testing.T) {
+	RequireRoot(t)
+	lock := hsLock(t)
+	if _, err := Lock(100 * time.Millisecond); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("held by pid %d", selfPID)) {
+		t.Errorf("second Lock while holding it: %v", err)
+	}
+	data, err := os.ReadFile(lockPath)
+	if err != nil || !strings.HasPrefix(string(data), strconv.Itoa(selfPID)+"\n") {
+		t.Errorf("lock file says %q (%v), want our pid first", data, err)
+	}
+	// A child handed the lock takes it at once.
+	cmd, r, _ := hsHelper(t, lock, "inherit")
+	if r != "inherited" {
+		t.Errorf("helper: %q", r)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("helper: %v", err)
+	}
+	// Still ours after the child's unlock.
+	if _, err := Lock(50 * time.Millisecond); err == nil {
+		t.Error("Lock succeeded: the child's unlock released the parent's lock")
+	}
+}

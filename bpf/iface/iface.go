@@ -1,0 +1,540 @@
+package iface
+
+import (
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/rig"
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// The attach family on a user's real NIC, xdp_rxq_info style: a receiver
+// attached to a named device that an external generator sends to, its
+// per-CPU, per-queue counters sampled for a while. This is the one place the
+// suite changes a device it did not create, so it refuses a device whose loss
+// would cut the machine off, and it leaves the device's XDP state as it was.
+
+// IfaceTarget names a device: Name in the network namespace mounted at
+// Netns, or in the process's own namespace when Netns is "".
+type IfaceTarget struct {
+	Name  string
+	Netns string
+}
+
+func (t IfaceTarget) String() string {
+	if t.Netns == "" {
+		return t.Name
+	}
+	return fmt.Sprintf("%s (netns %s)", t.Name, t.Netns)
+}
+
+// NetnsPath resolves a namespace as `ip netns` names it (a name under
+// /run/netns) or as a path.
+func NetnsPath(name string) string {
+	if name == "" || strings.Contains(name, "/") {
+		return name
+	}
+	return filepath.Join(host.NetnsDir, name)
+}
+
+// Do runs fn on a locked thread inside the target's namespace, then puts the
+// thread back, as Netns.Do does for the suite's own namespaces.
+func (t IfaceTarget) Do(fn func() error) error {
+	if t.Netns == "" {
+		return fn()
+	}
+	return host.DoIn(NetnsPath(t.Netns), fn)
+}
+
+// Iface is a device CheckIface accepted.
+type Iface struct {
+	IfaceTarget
+	Index  int
+	Queues int // RX queues
+}
+
+// ErrIfaceRefused is wrapped by CheckIface's refusals.
+var ErrIfaceRefused = errors.New("refused")
+
+// CheckIface decides whether the attach family may attach to t. It only
+// reads (links, addresses and routes over netlink) and refuses:
+//   - a device that does not exist, or is a loopback device;
+//   - a device that already has an XDP program: the suite replaces nobody's
+//     program (it could not put a bpf_link-attached one back), so detach it
+//     first;
+//   - unless override: a device that carries a default route (IPv4 or IPv6,
+//     any routing table, any multipath leg), the device holding the
+//     management address (the server address of $SSH_CONNECTION), and the
+//     devices under those (bond or bridge ports, a VLAN's or macvlan's lower
+//     device, a veth's peer), whose XDP program sees their traffic first.
+func CheckIface(t IfaceTarget, override bool) (Iface, error) {
+	ifc := Iface{IfaceTarget: t}
+	var links []netlink.Link
+	var routes []netlink.Route
+	addrs := map[int][]net.IP{}
+	err := t.Do(func() error {
+		h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+		if err != nil {
+			return fmt.Errorf("netlink: %w", err)
+		}
+		defer h.Close()
+		if links, err = h.LinkList(); err != nil {
+			return fmt.Errorf("list devices: %w", err)
+		}
+		// Table RT_TABLE_UNSPEC with the table filter: every table, so a
+		// default route of a policy-routing table counts too.
+		routes, err = h.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: unix.RT_TABLE_UNSPEC}, netlink.RT_FILTER_TABLE)
+		if err != nil {
+			return fmt.Errorf("list routes: %w", err)
+		}
+		as, err := h.AddrList(nil, netlink.FAMILY_ALL)
+		if err != nil {
+			return fmt.Errorf("list addresses: %w", err)
+		}
+		for _, a := range as {
+			addrs[a.LinkIndex] = append(addrs[a.LinkIndex], a.IP)
+		}
+		return nil
+	})
+	if err != nil {
+		return ifc, fmt.Errorf("inspect %s: %w", t, err)
+	}
+	var dev netlink.Link
+	for _, l := range links {
+		if l.Attrs().Name == t.Name {
+			dev = l
+		}
+	}
+	if dev == nil {
+		return ifc, fmt.Errorf("-bpfbench.iface=%s: no such device in %s", t.Name, nsDesc(t))
+	}
+	a := dev.Attrs()
+	ifc.Index, ifc.Queues = a.Index, max(1, a.NumRxQueues)
+	if a.Flags&net.FlagLoopback != 0 {
+		return ifc, fmt.Errorf("-bpfbench.iface=%s: %w: a loopback device gets no external traffic", t.Name, ErrIfaceRefused)
+	}
+	if x := a.Xdp; x != nil && x.Attached {
+		return ifc, fmt.Errorf("-bpfbench.iface=%s: %w: it already has XDP program id %d attached (mode %d); bpfbench replaces nobody's program: detach it first (ip link set dev %s xdp off)",
+			t.Name, ErrIfaceRefused, x.ProgId, x.AttachMode, t.Name)
+	}
+	refused := RefusedIfaces(links, routes, addrs, managementIPs(os.Getenv("SSH_CONNECTION")))
+	if why, ok := refused[ifc.Index]; ok && !override {
+		return ifc, fmt.Errorf("-bpfbench.iface=%s: %w: it %s; an XDP program there could cut this machine off. Pass -bpfbench.iface-override too if you mean it (from a console, not over that device)",
+			t.Name, ErrIfaceRefused, why)
+	}
+	return ifc, nil
+}
+
+func nsDesc(t IfaceTarget) string {
+	if t.Netns == "" {
+		return "this network namespace"
+	}
+	return "network namespace " + t.Netns
+}
+
+// managementIPs reads the server address of $SSH_CONNECTION
+// ("client-ip client-port server-ip server-port").
+func managementIPs(sshConnection string) []net.IP {
+	f := strings.Fields(sshConnection)
+	if len(f) != 4 {
+		return nil
+	}
+	if ip := net.ParseIP(f[2]); ip != nil {
+		return []net.IP{ip}
+	}
+	return nil
+}
+
+// RefusedIfaces returns the devices the real-NIC mode refuses without
+// override, by ifindex, each with the reason: the devices with a default
+// route or a management address, and, repeatedly, the devices under a
+// refused one (its bond or bridge ports, the lower device of a VLAN or
+// macvlan, a veth's peer), because an XDP program there sees the refused
+// device's traffic before it does.
+func RefusedIfaces(links []netlink.Link, routes []netlink.Route, addrs map[int][]net.IP, mgmt []net.IP) map[int]string {
+	name := map[int]string{}
+	for _, l := range links {
+		name[l.Attrs().Index] = l.Attrs().Name
+	}
+	refused := map[int]string{}
+	add := func(idx int, why string) bool {
+		if _, ok := refused[idx]; ok || idx <= 0 {
+			return false
+		}
+		refused[idx] = why
+		return true
+	}
+	for _, r := range routes {
+		if !isDefault(r) {
+			continue
+		}
+		why := fmt.Sprintf("carries a default route (%s)", routeDesc(r))
+		add(r.LinkIndex, why)
+		for _, nh := range r.MultiPath {
+			add(nh.LinkIndex, why)
+		}
+	}
+	for idx, ips := range addrs {
+		for _, ip := range ips {
+			for _, m := range mgmt {
+				if ip.Equal(m) {
+					add(idx, fmt.Sprintf("holds the management address %s ($SSH_CONNECTION)", m))
+				}
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, l := range links {
+			a := l.Attrs()
+			if why, ok := refused[a.MasterIndex]; ok && a.MasterIndex > 0 {
+				changed = add(a.Index, fmt.Sprintf("is a port of %s, which %s", name[a.MasterIndex], why)) || changed
+			}
+			// ParentIndex is IFLA_LINK: a VLAN's or macvlan's lower
+			// device, a veth's peer. It is an ifindex of another
+			// namespace when NetNsID is set: ignore it then.
+			if why, ok := refused[a.Index]; ok && a.ParentIndex > 0 && a.NetNsID < 0 {
+				changed = add(a.ParentIndex, fmt.Sprintf("is the lower device or veth peer of %s, which %s", a.Name, why)) || changed
+			}
+		}
+	}
+	return refused
+}
+
+func isDefault(r netlink.Route) bool {
+	if r.Type != 0 && r.Type != unix.RTN_UNICAST {
+		return false // unreachable, blackhole, local...
+	}
+	if r.Dst == nil {
+		return true
+	}
+	ones, _ := r.Dst.Mask.Size()
+	return ones == 0
+}
+
+func routeDesc(r netlink.Route) string {
+	fam := "IPv4"
+	if r.Family == unix.AF_INET6 || (r.Dst != nil && r.Dst.IP.To4() == nil) || (r.Gw != nil && r.Gw.To4() == nil) {
+		fam = "IPv6"
+	}
+	s := fam
+	if r.Gw != nil {
+		s += " via " + r.Gw.String()
+	}
+	if r.Table != 0 && r.Table != unix.RT_TABLE_MAIN {
+		s += fmt.Sprintf(", table %d", r.Table)
+	}
+	return s
+}
+
+// xdpState reads the device's XDP attachment.
+func (ifc Iface) xdpState() (netlink.LinkXdp, error) {
+	var x netlink.LinkXdp
+	err := ifc.Do(func() error {
+		h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+		if err != nil {
+			return fmt.Errorf("netlink: %w", err)
+		}
+		defer h.Close()
+		l, err := h.LinkByIndex(ifc.Index)
+		if err != nil {
+			return fmt.Errorf("find %s: %w", ifc.Name, err)
+		}
+		if l.Attrs().Name != ifc.Name {
+			return fmt.Errorf("ifindex %d is now %s, not %s", ifc.Index, l.Attrs().Name, ifc.Name)
+		}
+		if l.Attrs().Xdp != nil {
+			x = *l.Attrs().Xdp
+		}
+		return nil
+	})
+	return x, err
+}
+
+// AttachIface attaches prog to ifc as a bpf_link, natively when the driver
+// can and generically otherwise, and returns the link (Update switches
+// programs without a detach), the mode it got and why native failed. The
+// link's cleanup, registered with tb.Cleanup, detaches it and
+// fails tb unless the device is back to the XDP state it had before; a
+// bpf_link also detaches by itself if the process dies.
+func AttachIface(tb testing.TB, ifc Iface, prog *ebpf.Program) (l link.Link, mode string, nativeErr error) {
+	tb.Helper()
+	before, err := ifc.xdpState()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if before.Attached {
+		tb.Fatalf("%s: %v: XDP program id %d is attached", ifc, ErrIfaceRefused, before.ProgId)
+	}
+	err = ifc.Do(func() error {
+		var err error
+		l, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index, Flags: link.XDPDriverMode})
+		if err == nil {
+			mode = "native"
+			return nil
+		}
+		nativeErr = err
+		l, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index, Flags: link.XDPGenericMode})
+		if err != nil {
+			return fmt.Errorf("attach XDP to %s: native: %v; generic: %w", ifc, nativeErr, err)
+		}
+		mode = "generic"
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			tb.Errorf("detach XDP from %s: %v", ifc, err)
+		}
+		after, err := ifc.xdpState()
+		if err != nil {
+			tb.Errorf("read XDP state of %s after detaching: %v", ifc, err)
+		} else if after.Attached != before.Attached || after.ProgId != before.ProgId {
+			tb.Errorf("%s: XDP state after detaching is %+v, before attaching it was %+v", ifc, after, before)
+		}
+	})
+	return l, mode, nativeErr
+}
+
+// IfaceSample is what a real-NIC run saw.
+type IfaceSample struct {
+	RX       [][]uint64 // frames per [queue][cpu]
+	Duration time.Duration
+	// Softirq and Elapsed are per-CPU time in softirq (where XDP runs, in
+	// NAPI) and wall time, from /proc/stat ticks (USER_HZ, 10 ms).
+	Softirq, Elapsed []time.Duration
+	// Missed is what the NIC dropped before XDP saw it (rx_missed, rx_fifo
+	// and rx_over errors): receive rings overflowing because the CPUs did not
+	// keep up.
+	Missed uint64
+}
+
+// Packets sums RX.
+func (s IfaceSample) Packets() uint64 { return rig.Counts{RX: s.RX}.Received() }
+
+// PerCPU sums RX per CPU.
+func (s IfaceSample) PerCPU() []uint64 {
+	var n []uint64
+	for _, row := range s.RX {
+		for cpu, v := range row {
+			for len(n) <= cpu {
+				n = append(n, 0)
+			}
+			n[cpu] += v
+		}
+	}
+	return n
+}
+
+// NsPerPkt is softirq CPU time per packet, summed over the CPUs that
+// received: the receiver's cost, plus the driver's and anything else that
+// ran in softirq on those CPUs (tick-sampled, so runs of a few seconds).
+func (s IfaceSample) NsPerPkt() float64 {
+	var soft time.Duration
+	for cpu, n := range s.PerCPU() {
+		if n > 0 && cpu < len(s.Softirq) {
+			soft += s.Softirq[cpu]
+		}
+	}
+	p := s.Packets()
+	if p == 0 {
+		return math.NaN()
+	}
+	return float64(soft.Nanoseconds()) / float64(p)
+}
+
+// Busy is the largest softirq share of a CPU that received: near 1 the
+// receiving CPU was saturated and pps measures the receiver; well below,
+// the generator or the link set the rate.
+func (s IfaceSample) Busy() float64 {
+	busy := 0.0
+	for cpu, n := range s.PerCPU() {
+		if n > 0 && cpu < len(s.Softirq) && s.Elapsed[cpu] > 0 {
+			busy = math.Max(busy, float64(s.Softirq[cpu])/float64(s.Elapsed[cpu]))
+		}
+	}
+	return busy
+}
+
+// SampleIface reads the receiver's per-queue, per-CPU counters every
+// interval for d, writing one table per interval to w (pps per queue and
+// CPU, and each receiving CPU's softirq share), and returns the totals.
+func SampleIface(ifc Iface, rxCount *ebpf.Map, d, interval time.Duration, w io.Writer) (IfaceSample, error) {
+	var s IfaceSample
+	read := func() ([][]uint64, []cpuTicks, uint64, error) {
+		rx, err := rig.ReadQueues(rxCount, ifc.Queues)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		ticks, err := readCPUTicks()
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		missed, err := ifc.missed()
+		return rx, ticks, missed, err
+	}
+	rx0, t0, m0, err := read()
+	if err != nil {
+		return s, err
+	}
+	start := time.Now()
+	prevRX, prevT, prevAt := rx0, t0, start
+	for elapsed := time.Duration(0); elapsed < d; {
+		time.Sleep(min(interval, d-elapsed))
+		rx, ticks, _, err := read()
+		if err != nil {
+			return s, err
+		}
+		now := time.Now()
+		elapsed = now.Sub(start)
+		delta := rig.Counts{RX: rx}.Sub(rig.Counts{RX: prevRX}).RX
+		fmt.Fprint(w, rateTable(ifc, delta, prevT, ticks, now.Sub(prevAt), elapsed))
+		prevRX, prevT, prevAt = rx, ticks, now
+	}
+	rx1, t1, m1, err := read()
+	if err != nil {
+		return s, err
+	}
+	s.Duration = time.Since(start)
+	s.RX = rig.Counts{RX: rx1}.Sub(rig.Counts{RX: rx0}).RX
+	for cpu := range min(len(t0), len(t1)) {
+		s.Softirq = append(s.Softirq, ticksDur(t1[cpu].softirq-t0[cpu].softirq))
+		s.Elapsed = append(s.Elapsed, ticksDur(t1[cpu].total-t0[cpu].total))
+	}
+	s.Missed = m1 - m0
+	return s, nil
+}
+
+func rateTable(ifc Iface, delta [][]uint64, t0, t1 []cpuTicks, dt, elapsed time.Duration) string {
+	var b strings.Builder
+	sec := dt.Seconds()
+	// Not "word: ...": benchfmt would read a configuration line.
+	fmt.Fprintf(&b, "XDP on %s at %.0fs\n", ifc, elapsed.Seconds())
+	fmt.Fprintf(&b, "  %-6s %-5s %14s %9s\n", "rxq", "cpu", "pps", "softirq")
+	var total uint64
+	for q, row := range delta {
+		name := strconv.Itoa(q)
+		if q == len(delta)-1 {
+			name = fmt.Sprintf(">=%d", rig.MaxQueues)
+		}
+		for cpu, v := range row {
+			if v == 0 {
+				continue
+			}
+			total += v
+			soft := "-"
+			if cpu < len(t0) && cpu < len(t1) && t1[cpu].total > t0[cpu].total {
+				soft = fmt.Sprintf("%.0f%%", 100*float64(t1[cpu].softirq-t0[cpu].softirq)/float64(t1[cpu].total-t0[cpu].total))
+			}
+			fmt.Fprintf(&b, "  %-6s %-5d %14.0f %9s\n", name, cpu, float64(v)/sec, soft)
+		}
+	}
+	fmt.Fprintf(&b, "  %-6s %-5s %14.0f\n", "all", "", float64(total)/sec)
+	return b.String()
+}
+
+// missed reads the NIC's receive drops that happen before XDP.
+func (ifc Iface) missed() (uint64, error) {
+	var n uint64
+	err := ifc.Do(func() error {
+		h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+		if err != nil {
+			return fmt.Errorf("netlink: %w", err)
+		}
+		defer h.Close()
+		l, err := h.LinkByIndex(ifc.Index)
+		if err != nil {
+			return fmt.Errorf("read statistics of %s: %w", ifc.Name, err)
+		}
+		if st := l.Attrs().Statistics; st != nil {
+			n = st.RxMissedErrors + st.RxFifoErrors + st.RxOverErrors
+		}
+		return nil
+	})
+	return n, err
+}
+
+type cpuTicks struct{ softirq, total uint64 }
+
+// userHZ is the unit of /proc/stat: USER_HZ, 100 on every Linux ABI.
+const userHZ = 100
+
+func ticksDur(t uint64) time.Duration { return time.Duration(t) * time.Second / userHZ }
+
+// readCPUTicks reads each CPU's softirq and total time from /proc/stat.
+func readCPUTicks() ([]cpuTicks, error) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []cpuTicks
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 8 || !strings.HasPrefix(fields[0], "cpu") || fields[0] == "cpu" {
+			continue
+		}
+		cpu, err := strconv.Atoi(fields[0][3:])
+		if err != nil {
+			continue
+		}
+		var t cpuTicks
+		// user nice system idle iowait irq softirq steal (guest time is
+		// already in user).
+		for i, s := range fields[1:min(9, len(fields))] {
+			v, err := strconv.ParseUint(s, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("/proc/stat %s: %w", fields[0], err)
+			}
+			t.total += v
+			if i == 6 {
+				t.softirq = v
+			}
+		}
+		for len(out) <= cpu {
+			out = append(out, cpuTicks{})
+		}
+		out[cpu] = t
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, errors.New("/proc/stat: no per-CPU lines")
+	}
+	return out, nil
+}
+
+// SanitizeName makes a device name usable as a benchmark name value:
+// lowercase, and no trailing -<digits>, which benchfmt reads as GOMAXPROCS.
+func SanitizeName(s string) string {
+	s = strings.ToLower(strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' || r == '=' {
+			return '_'
+		}
+		return r
+	}, s))
+	if i := strings.LastIndexByte(s, '-'); i >= 0 && i < len(s)-1 {
+		if _, err := strconv.Atoi(s[i+1:]); err == nil {
+			s = s[:i] + "_" + s[i+1:]
+		}
+	}
+	return s
+}

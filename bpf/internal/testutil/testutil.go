@@ -1,0 +1,57 @@
+// Package testutil holds what the suite's tests share: the root check,
+// the system-wide lock a test binary holds, and loading the XDP programs.
+package testutil
+
+import (
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+)
+
+// Lock returns the file of the system-wide lock, taking it for tb if the
+// process does not hold it yet.
+func Lock(tb testing.TB) *os.File {
+	tb.Helper()
+	if f := host.HeldLockFile(); f != nil {
+		return f
+	}
+	unlock, err := host.Lock(0)
+	if err != nil {
+		tb.Logf("waiting for the lock: %v", err)
+		unlock, err = host.Lock(5 * time.Minute)
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	tb.Cleanup(unlock)
+	return host.HeldLockFile()
+}
+
+// LoadXDP loads progs/xdp.c's programs and closes them with tb.Cleanup.
+func LoadXDP(tb testing.TB) *bpf.XDPObjects {
+	tb.Helper()
+	host.RequireRoot(tb)
+	var objs bpf.XDPObjects
+	if err := bpf.LoadXDPObjects(&objs, nil); err != nil {
+		tb.Fatalf("load XDP programs: %v", err)
+	}
+	tb.Cleanup(func() { objs.Close() })
+	return &objs
+}
+
+// LastCPU is the highest-numbered CPU, the suite's default measuring CPU.
+func LastCPU() int { return runtime.NumCPU() - 1 }
+
+// Frame is a UDP frame of size bytes (bpf.UDPFrame), failing tb if it cannot be made.
+func Frame(tb testing.TB, size int) []byte {
+	tb.Helper()
+	f, err := bpf.UDPFrame(size)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return f
+}

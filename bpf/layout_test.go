@@ -1,0 +1,100 @@
+package bpf_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// layers is the suite's design: a package imports only packages of lower
+// layers, so the method (measure) knows nothing of the rigs built on it,
+// and the machine-safety code (host) nothing of what uses it.
+var layers = map[string]int{
+	"bpf":                   0, // the generated loaders and frames
+	"bpf/labels":            0,
+	"bpf/host":              0,
+	"bpf/xsk":               0,
+	"bpf/probe":             1,
+	"bpf/internal/testutil": 1,
+	"bpf/measure":           2,
+	"bpf/rig":               3,
+	"bpf/iface":             4,
+	"bench":                 5,
+	"results/report":        5,
+}
+
+// TestImportsRunOneWay parses every non-test Go file of the module and
+// fails on an import of the same or a higher layer, and on a package the
+// table does not place.
+func TestImportsRunOneWay(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Skipf("the module's source tree is not here (%v): a go test -exec guest has only the test binary; the host run checks the layout", err)
+	}
+	const module = "bpfbench/"
+	checked := 0
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		layer, ok := layers[rel]
+		if !ok {
+			t.Errorf("%s: package %s has no layer in the table", path, rel)
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			dep, ok := strings.CutPrefix(p, module)
+			if !ok {
+				continue
+			}
+			if l, ok := layers[dep]; !ok || l >= layer {
+				t.Errorf("%s imports %s: layer %d may import only lower layers, %s is layer %d", rel, dep, layer, dep, l)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no Go file checked")
+	}
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", os.ErrNotExist
+		}
+		dir = parent
+	}
+}

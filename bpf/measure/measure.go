@@ -1,0 +1,261 @@
+package measure
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"bpfbench/bpf/probe"
+)
+
+// ShortRepeat is the repeat count of the call that measures a test_run
+// call's fixed cost. XDP takes its dispatcher path only for repeat > 1
+// (net/bpf/test_run.c), so the short call must be 2, not 1, to pay the same
+// fixed costs as the long call.
+const ShortRepeat = 2
+
+// maxRestarts bounds how often one measurement is retried after the kernel
+// abandoned a loop because a signal was pending (EINTR).
+const maxRestarts = 5
+
+// maxRejected bounds how often one measurement is taken again because the
+// suite's clock and the kernel's disagreed. Deferred kernel work after a
+// burst of attachments can take tens of milliseconds to drain.
+const maxRejected = 40
+
+// Loop is one BPF_PROG_TEST_RUN repeat loop: a program, its input, and the
+// counter that proves how often it ran.
+type Loop struct {
+	Prog *ebpf.Program
+	Data []byte
+	// Runs is the program's global run counter (see progs/include/common.h).
+	Runs *ebpf.Variable
+	// Prepare, when set, runs before each measurement on the measuring
+	// thread, outside the timed region: the XDP families use it to put the
+	// program in the dispatcher.
+	Prepare func() error
+	// Switch, when set, runs before Prepare on a thread bound to another
+	// CPU: for changes of global state that leave the kernel deferred work
+	// (attaching and detaching many XDP programs), which must not run on
+	// the measuring CPU.
+	Switch func() error
+	// KernelClock reports the kernel's truncated average as the time per
+	// repetition, for loops whose fixed per-call cost varies too much to be
+	// subtracted (an XDP program outside the dispatcher: each call rebuilds
+	// the dispatcher, 0.3-1.6 ms here). The kernel's timer leaves that cost
+	// out; our clock cannot.
+	KernelClock bool
+	// Iterations, when set, is a global of the program that says how many
+	// times one run repeats the measured work: a driver calling a kernel
+	// function in a bpf_loop. Program types whose test_run runs the
+	// program once per call (raw_tp, syscall) need it. Measure then sets
+	// it to the repetitions and runs test_run once (repeat 0); Runs must
+	// count iterations, and the time per repetition is per iteration. The
+	// kernel does not time such calls: KernelNs stays 0.
+	Iterations *ebpf.Variable
+	// Counters are further run counters Measure checks, such as those of
+	// programs attached to what the loop runs.
+	Counters []Counter
+
+	// recent holds the latest short-call times: their median is the fixed
+	// cost subtracted from a long call.
+	recent []int64
+}
+
+// fixedCost records a short call's time and returns the median of the
+// recent ones. The median, not this call's time: softirq work that
+// happens to land in one short call (as it does after native XDP is
+// attached or detached on veth) would otherwise be subtracted from the
+// long call and make the loop look faster than it is.
+func (l *Loop) fixedCost(short int64) int64 {
+	const keep = 31
+	if len(l.recent) == keep {
+		copy(l.recent, l.recent[1:])
+		l.recent = l.recent[:keep-1]
+	}
+	l.recent = append(l.recent, short)
+	sorted := slices.Clone(l.recent)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
+}
+
+// Counter is a run counter that must advance by PerRepeat for every
+// repetition and by PerCall for every test_run call of a measurement.
+type Counter struct {
+	Name               string
+	Var                *ebpf.Variable
+	PerRepeat, PerCall uint64
+}
+
+// MaxIterations is the most iterations one bpf_loop runs (BPF_MAX_LOOPS).
+const MaxIterations = 1 << 23
+
+// Sample is one measurement of a Loop.
+type Sample struct {
+	Repeat uint32
+	// Ns is the time per repetition in nanoseconds, with sub-nanosecond
+	// resolution: the thread CPU time of a long call minus that of a short
+	// call (the median of the loop's recent short calls), divided by the
+	// difference in repetitions. The fixed cost of a
+	// call (syscall entry, copying the packet in, the dispatcher update
+	// test_run does for XDP) cancels out.
+	Ns float64
+	// KernelNs is the kernel's own average for the long call. The kernel
+	// truncates it to whole nanoseconds (do_div in bpf_test_timer_leave).
+	KernelNs uint64
+	// FixedNs is the thread CPU time of the short call: what one test_run
+	// call costs besides the loop.
+	FixedNs int64
+	// Restarts counts loops that were abandoned on EINTR and measured again.
+	Restarts int
+	// Rejected counts measurements thrown away because the suite's clock
+	// and the kernel's disagreed (see clocksAgree).
+	Rejected int
+}
+
+// ErrRunCount reports that a program did not run as often as a loop asked.
+var ErrRunCount = errors.New("program run count does not match the repeat count")
+
+func (l *Loop) runs() ([]uint64, error) {
+	ns := make([]uint64, 1+len(l.Counters))
+	if err := l.Runs.Get(&ns[0]); err != nil {
+		return nil, fmt.Errorf("read run counter: %w", err)
+	}
+	for i, c := range l.Counters {
+		if err := c.Var.Get(&ns[i+1]); err != nil {
+			return nil, fmt.Errorf("read run counter %s: %w", c.Name, err)
+		}
+	}
+	return ns, nil
+}
+
+// checkRuns compares the counters' advance over one measurement (a short
+// and a long call) with what repeat asked for.
+func (l *Loop) checkRuns(before, after []uint64, repeat uint32) error {
+	reps := uint64(repeat) + ShortRepeat
+	if got := after[0] - before[0]; got != reps {
+		return fmt.Errorf("%w: ran %d times, asked for %d", ErrRunCount, got, reps)
+	}
+	for i, c := range l.Counters {
+		if got, want := after[i+1]-before[i+1], c.PerRepeat*reps+c.PerCall*2; got != want {
+			return fmt.Errorf("%w: %s counted %d runs, want %d (%d per repetition, %d per call)",
+				ErrRunCount, c.Name, got, want, c.PerRepeat, c.PerCall)
+		}
+	}
+	return nil
+}
+
+// call runs the loop once and returns the thread CPU time it took, the
+// kernel's average, and whether the kernel abandoned a loop on EINTR (in
+// which case cilium/ebpf ran the whole loop again and the time is wrong).
+func (l *Loop) call(repeat uint32) (cpu int64, kernelNs uint64, restarted bool, err error) {
+	if l.Iterations != nil {
+		if repeat > MaxIterations {
+			return 0, 0, false, fmt.Errorf("%d iterations: bpf_loop runs at most %d", repeat, MaxIterations)
+		}
+		if err := l.Iterations.Set(repeat); err != nil {
+			return 0, 0, false, fmt.Errorf("set iterations: %w", err)
+		}
+		start := ThreadCPU()
+		_, err := l.Prog.Run(&ebpf.RunOptions{})
+		return ThreadCPU() - start, 0, false, err
+	}
+	opts := ebpf.RunOptions{
+		Data:   l.Data,
+		Repeat: repeat,
+		Reset:  func() { restarted = true },
+	}
+	start := ThreadCPU()
+	_, total, err := l.Prog.Benchmark(opts.Data, int(repeat), opts.Reset)
+	cpu = ThreadCPU() - start
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return cpu, uint64(total.Nanoseconds()), restarted, nil
+}
+
+// Measure runs a short and a long call of the loop and returns the time per
+// repetition. It must run on a locked OS thread (see Pinned). It fails with
+// ErrRunCount when the program's counter disagrees with the repetitions
+// asked for, and retries loops the kernel abandoned on EINTR.
+func (l *Loop) Measure(repeat uint32) (Sample, error) {
+	if repeat <= ShortRepeat {
+		return Sample{}, fmt.Errorf("repeat %d: must be more than %d", repeat, ShortRepeat)
+	}
+	s := Sample{Repeat: repeat}
+	for s.Restarts <= maxRestarts && s.Rejected <= maxRejected {
+		if l.Switch != nil {
+			if err := Elsewhere(l.Switch); err != nil {
+				return s, fmt.Errorf("switch state: %w", err)
+			}
+		}
+		if l.Prepare != nil {
+			if err := l.Prepare(); err != nil {
+				return s, fmt.Errorf("prepare loop: %w", err)
+			}
+		}
+		// A throwaway call first: work the kernel deferred from Prepare
+		// (RCU callbacks, freeing after a detach) runs in softirq on this
+		// CPU soon after and would land in the short call's time.
+		if _, _, _, err := l.call(ShortRepeat); err != nil {
+			return s, fmt.Errorf("test_run repeat=%d: %w", ShortRepeat, err)
+		}
+		before, err := l.runs()
+		if err != nil {
+			return s, err
+		}
+		short, _, r1, err := l.call(ShortRepeat)
+		if err != nil {
+			return s, fmt.Errorf("test_run repeat=%d: %w", ShortRepeat, err)
+		}
+		long, kns, r2, err := l.call(repeat)
+		if err != nil {
+			return s, fmt.Errorf("test_run repeat=%d: %w", repeat, err)
+		}
+		after, err := l.runs()
+		if err != nil {
+			return s, err
+		}
+		if r1 || r2 {
+			s.Restarts++
+			continue
+		}
+		if err := l.checkRuns(before, after, repeat); err != nil {
+			return s, err
+		}
+		s.Ns = float64(long-l.fixedCost(short)) / float64(repeat-ShortRepeat)
+		if l.KernelClock {
+			s.Ns = float64(kns)
+		}
+		s.KernelNs = kns
+		s.FixedNs = short
+		if kns > 0 && !clocksAgree(s.Ns, float64(kns)) && !probe.Emulated() {
+			// Work outside the kernel's timed loop landed in the long
+			// call (the kernel's timer would have seen it inside): not a
+			// measurement of the loop. Measure again. (On an emulated
+			// CPU the clocks never agree for long, and nothing there is
+			// a measurement: keep the sample.)
+			// Sleeping lets the softirq and kworker backlog drain.
+			s.Rejected++
+			time.Sleep(2 * time.Millisecond)
+			continue
+		}
+		return s, nil
+	}
+	if s.Rejected > maxRejected {
+		return s, fmt.Errorf("suite measured %.2f ns/op but the kernel %d ns/op, %d times in a row: clocks disagree (is something else loading this CPU? see uptime)", s.Ns, s.KernelNs, s.Rejected)
+	}
+	return s, fmt.Errorf("test_run interrupted %d times in a row", s.Restarts)
+}
+
+// clocksAgree compares the suite's time per repetition with the kernel's.
+// The kernel's average is truncated, so ours should lie in [k, k+1) plus
+// noise; a larger disagreement means one clock saw something the other did
+// not.
+func clocksAgree(ns, k float64) bool {
+	slack := 1 + 0.1*k
+	return ns >= k-slack && ns <= k+1+slack
+}

@@ -1,0 +1,9 @@
+package probe
+
+import (
+	"testing"
+
+	"bpfbench/bpf/host"
+)
+
+func TestMain(m *testing.M) { host.RunTests(m) }

@@ -1,0 +1,13 @@
+package probe
+
+import (
+	"bpfbench/bpf/host"
+	"testing"
+)
+
+func TestHaveLiveFrames(t *testing.T) {
+	host.RequireRoot(t)
+	// Whatever the kernel, the answer is a verdict: nil, or a skip that
+	// names the feature. Any other error is a broken probe.
+	Require(t, HaveLiveFrames(), "probe live frames")
+}

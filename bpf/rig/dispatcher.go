@@ -1,0 +1,86 @@
+package rig
+
+import (
+	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"fmt"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+)
+
+// DispatcherMax is BPF_DISPATCHER_MAX (include/linux/bpf.h): how many
+// programs the XDP dispatcher calls directly. Programs past it are called
+// through the dispatcher's fallback, the indirect call it replaces.
+const DispatcherMax = 48
+
+// Filler occupies the XDP dispatcher with distinct trivial programs attached
+// to veth devices in a private namespace. Every XDP program attached to a
+// netdev in any namespace takes a dispatcher slot (bpf_prog_change_xdp), so
+// k fillers plus the measured program put k+1 programs in the dispatcher.
+type Filler struct {
+	ns    *host.Netns
+	mode  link.XDPAttachFlags
+	devs  []int
+	progs []*ebpf.Program
+	links []link.Link
+}
+
+// NewFiller creates a namespace with enough veth pairs for n programs and
+// loads n distinct programs. mode is link.XDPGenericMode or
+// link.XDPDriverMode (veth has native XDP).
+func NewFiller(tb testing.TB, n int, mode link.XDPAttachFlags) *Filler {
+	tb.Helper()
+	f := &Filler{ns: host.NewNetns(tb), mode: mode}
+	for _, p := range f.ns.AddVeth(tb, (n+1)/2, 1) {
+		f.devs = append(f.devs, p.A.Index, p.B.Index)
+	}
+	f.devs = f.devs[:n]
+	for i := range n {
+		p, err := bpf.ReturnProgram(fmt.Sprintf("bpfbench_fill%d", i), bpf.XDPPass)
+		if err != nil {
+			tb.Fatalf("load filler program %d: %v", i, err)
+		}
+		f.progs = append(f.progs, p)
+	}
+	// Registered after NewNetns, so it runs before the namespace goes: an
+	// XDP link outlives its namespace, detached, until its fd is closed.
+	tb.Cleanup(func() {
+		if err := f.Set(0); err != nil {
+			tb.Errorf("detach fillers: %v", err)
+		}
+		for _, p := range f.progs {
+			p.Close()
+		}
+	})
+	return f
+}
+
+// Attached is the number of fillers attached.
+func (f *Filler) Attached() int { return len(f.links) }
+
+// Set attaches or detaches fillers until exactly k are attached.
+func (f *Filler) Set(k int) error {
+	if k < 0 || k > len(f.progs) {
+		return fmt.Errorf("filler count %d: want 0 to %d", k, len(f.progs))
+	}
+	for len(f.links) > k {
+		last := len(f.links) - 1
+		if err := f.links[last].Close(); err != nil {
+			return fmt.Errorf("detach filler %d: %w", last, err)
+		}
+		f.links = f.links[:last]
+	}
+	return f.ns.Do(func() error {
+		for len(f.links) < k {
+			i := len(f.links)
+			l, err := link.AttachXDP(link.XDPOptions{Program: f.progs[i], Interface: f.devs[i], Flags: f.mode})
+			if err != nil {
+				return fmt.Errorf("attach filler %d to ifindex %d: %w", i, f.devs[i], err)
+			}
+			f.links = append(f.links, l)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,133 @@
+package rig
+
+import (
+	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/internal/testutil"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+)
+
+func progID(tb testing.TB, p *ebpf.Program) ebpf.ProgramID {
+	tb.Helper()
+	info, err := p.Info()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	id, ok := info.ID()
+	if !ok {
+		tb.Fatal("kernel does not report program IDs")
+	}
+	return id
+}
+
+// xdpOn returns the ID of the XDP program on each device of ns that has one.
+func xdpOn(tb testing.TB, ns *host.Netns) map[string]uint32 {
+	tb.Helper()
+	h, err := ns.Handle()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	links, err := h.LinkList()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	on := map[string]uint32{}
+	for _, l := range links {
+		if x := l.Attrs().Xdp; x != nil && x.Attached {
+			on[l.Attrs().Name] = x.ProgId
+		}
+	}
+	return on
+}
+
+func TestHolder(t *testing.T) {
+	objs := testutil.LoadXDP(t)
+	ns := host.NewNetns(t)
+	h := NewHolder(t, ns, objs.Drop)
+	if got, want := xdpOn(t, ns)["lo"], uint32(progID(t, objs.Drop)); got != want {
+		t.Fatalf("lo has program %d, want drop (%d)", got, want)
+	}
+	// Many switches: some go through the flip program, none may leave it
+	// attached.
+	for i := 0; i < 8; i++ {
+		p := objs.Pass
+		if i%2 == 1 {
+			p = objs.Drop
+		}
+		if err := h.Hold(p); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := xdpOn(t, ns)["lo"], uint32(progID(t, p)); got != want {
+			t.Fatalf("switch %d: lo has program %d, want %d", i, got, want)
+		}
+	}
+	if err := h.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if on := xdpOn(t, ns); len(on) != 0 {
+		t.Fatalf("after Release, XDP programs remain on %v", on)
+	}
+	if err := h.Hold(objs.Tx); err != nil {
+		t.Fatalf("Hold after Release: %v", err)
+	}
+	if got, want := xdpOn(t, ns)["lo"], uint32(progID(t, objs.Tx)); got != want {
+		t.Fatalf("lo has program %d after re-attach, want tx (%d)", got, want)
+	}
+}
+
+func TestFiller(t *testing.T) {
+	host.RequireRoot(t)
+	for _, mode := range []link.XDPAttachFlags{link.XDPGenericMode, link.XDPDriverMode} {
+		f := NewFiller(t, 5, mode)
+		if err := f.Set(3); err != nil {
+			t.Fatal(err)
+		}
+		on := xdpOn(t, f.ns)
+		if len(on) != 3 || f.Attached() != 3 {
+			t.Fatalf("mode %d: Set(3) left programs on %v, Attached()=%d", mode, on, f.Attached())
+		}
+		ids := map[uint32]bool{}
+		for _, id := range on {
+			ids[id] = true
+		}
+		if len(ids) != 3 {
+			t.Errorf("mode %d: fillers share programs (%v): the dispatcher would count them once", mode, on)
+		}
+		if err := f.Set(0); err != nil {
+			t.Fatal(err)
+		}
+		if on := xdpOn(t, f.ns); len(on) != 0 {
+			t.Fatalf("mode %d: Set(0) left programs on %v", mode, on)
+		}
+		for _, bad := range []int{-1, 6} {
+			if err := f.Set(bad); err == nil {
+				t.Errorf("Set(%d) on 5 fillers succeeded", bad)
+			}
+		}
+	}
+}
+
+func TestCountXDPPrograms(t *testing.T) {
+	host.RequireRoot(t)
+	testutil.Lock(t) // no other bpfbench run loads programs meanwhile
+	before, err := host.CountXDPPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.LoadXDP(t) // five XDP programs
+	var disp bpf.DispatcherObjects
+	if err := bpf.LoadDispatcherObjects(&disp, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer disp.Close() // not XDP: must not count
+	after, err := host.CountXDPPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after-before != 5 {
+		t.Errorf("loading 5 XDP programs changed the count by %d (another process loading XDP programs at the same time would explain it)", after-before)
+	}
+}

@@ -1,0 +1,9 @@
+package rig
+
+import (
+	"testing"
+
+	"bpfbench/bpf/host"
+)
+
+func TestMain(m *testing.M) { host.RunTests(m) }

@@ -1,0 +1,152 @@
+package rig
+
+import (
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/internal/testutil"
+	"bpfbench/bpf/measure"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf/link"
+)
+
+// TestTrafficCatchesVanishedFrames removes what makes veth accept
+// redirected frames (an XDP program or GRO on the receiving end): test_run
+// still succeeds, and the counters, not its return value, must say that
+// nothing arrived.
+func TestTrafficCatchesVanishedFrames(t *testing.T) {
+	host.RequireRoot(t)
+	tr := NewTraffic(t, 2)
+	r := Receiver{Action: "drop", Mode: "generic", Prog: "drop"}
+	err := measure.Pinned(testutil.LastCPU(), func() error {
+		if err := tr.Set(r); err != nil {
+			return err
+		}
+		if err := tr.NS.Do(func() error { return setGRO(tr.Pair.B.Name, false) }); err != nil {
+			return err
+		}
+		c, err := tr.Run(r, 256)
+		if err != nil {
+			return fmt.Errorf("test_run failed, but it should report success: %w", err)
+		}
+		if c.Gen < 256 || c.Received() != 0 {
+			return fmt.Errorf("generated %d, received %d: want 256 or more made and none received", c.Gen, c.Received())
+		}
+		_, err = tr.Measure(r, 20_000)
+		var nt *NoTrafficError
+		if !errors.As(err, &nt) {
+			return fmt.Errorf("Measure returned %v, want a NoTrafficError", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrafficBenchAccounts runs a short interleaved Bench and checks that
+// its totals add up and that it measured the generator and the reference.
+func TestTrafficBenchAccounts(t *testing.T) {
+	host.RequireRoot(t)
+	tr := NewTraffic(t, 2)
+	r := Receiver{Action: "tx", Mode: "native", Prog: "drop"}
+	ref := Receiver{Action: "drop", Mode: "native", Prog: "drop"}
+	o := measure.BenchOptions{CPU: testutil.LastCPU(), CallTime: time.Millisecond, Interleave: true}
+	res, err := tr.Bench(200_000, r, &ref, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.HaveGen || !res.HaveDelta || res.Rounds < 1 {
+		t.Fatalf("interleaved bench lacks the generator or the reference: %+v", res)
+	}
+	tot := res.Total
+	if tot.Gen < 200_000 {
+		t.Errorf("%d rounds made %d frames, asked for 200000", res.Rounds, tot.Gen)
+	}
+	if got := tot.Gen - tot.Returned(); res.Lost != got {
+		t.Errorf("lost %d, but generated %d and returned %d", res.Lost, tot.Gen, tot.Returned())
+	}
+	if res.RxBound != (res.RxNs > res.GenNs && res.LostFrac < MaxLostFrac) {
+		t.Errorf("rx-bound %v disagrees with rx %.1f ns, gen %.1f ns, lost %.3f", res.RxBound, res.RxNs, res.GenNs, res.LostFrac)
+	}
+	if res.Ns <= 0 || res.PPS <= 0 {
+		t.Errorf("ns/pkt %v, pps %v", res.Ns, res.PPS)
+	}
+
+	plain, err := tr.Bench(50_000, r, &ref, measure.BenchOptions{CPU: o.CPU, CallTime: o.CallTime}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.HaveGen || plain.HaveDelta || plain.RxBound {
+		t.Errorf("plain mode measured more than the receiver: %+v", plain)
+	}
+}
+
+// TestTrafficFullDispatcher attaches the receiver behind a full dispatcher,
+// and with one filler fewer, and checks that frames still reach it and that
+// the right number of XDP programs is attached.
+func TestTrafficFullDispatcher(t *testing.T) {
+	host.RequireRoot(t)
+	tr := NewTraffic(t, 2)
+	r := Receiver{Action: "drop", Mode: "native", Prog: "drop"}
+	r.Fill = tr.FullFill(r)
+	if got := r.Fill + 2; got != DispatcherMax {
+		t.Fatalf("fillers and generators make %d programs, want %d", got, DispatcherMax)
+	}
+	for _, fill := range []int{r.Fill, r.Fill - 1, r.Fill} {
+		r.Fill = fill
+		err := measure.Pinned(testutil.LastCPU(), func() error {
+			if err := tr.Set(r); err != nil {
+				return err
+			}
+			c, err := tr.Run(r, 256)
+			if err != nil {
+				return err
+			}
+			if c.Received() != c.Gen {
+				return fmt.Errorf("fill %d: received %d of %d", fill, c.Received(), c.Gen)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := countXDPLinks(t); n < fill+3 {
+			t.Errorf("fill %d: %d XDP links attached, want at least %d (fillers, generators, receiver)", fill, n, fill+3)
+		}
+	}
+}
+
+func countXDPLinks(t *testing.T) int {
+	t.Helper()
+	n := 0
+	it := new(link.Iterator)
+	for it.Next() {
+		info, err := it.Link.Info()
+		if err == nil && info.Type == link.XDPType {
+			n++
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestReceiverCheck(t *testing.T) {
+	for _, r := range []Receiver{
+		{Action: "abort", Mode: "native", Prog: "drop"},
+		{Action: "drop", Mode: "offload", Prog: "drop"},
+		{Action: "drop", Mode: "native", Prog: "jump"},
+		{Action: "drop", Mode: "native", Prog: "drop", Fill: DispatcherMax + 1},
+	} {
+		if err := r.check(); err == nil {
+			t.Errorf("%+v: accepted", r)
+		}
+	}
+	if err := (Receiver{}).check(); err != nil {
+		t.Errorf("generator-only receiver: %v", err)
+	}
+}
