@@ -50,7 +50,7 @@ func (v afxdpVariant) kernelReceiver() rig.Receiver {
 
 // BenchmarkAFXDP answers: what does it cost per packet to hand frames to
 // user space through an AF_XDP socket instead of dropping or forwarding
-// them in XDP (CLAIMS.md §3: rx-drop in copy mode 13.07 Mpps = 76.5 ns per
+// them in XDP (docs/claims.md §3: rx-drop in copy mode 13.07 Mpps = 76.5 ns per
 // packet against XDP_DROP's 29.2 ns; l2fwd 3.20 Mpps against XDP_TX's
 // 14.53)?
 //
@@ -73,7 +73,7 @@ func (v afxdpVariant) kernelReceiver() rig.Receiver {
 // stage (remote-ns/pkt: its busy time per packet, spinning left out;
 // remote-cpu-busy; remote-bound: 1 when it could not keep up, so
 // remote-pps is its rate). Which side is the bottleneck is said on stderr:
-// a pps figure is only the rate of the side that limits it (CLAIMS.md §5).
+// a pps figure is only the rate of the side that limits it (docs/claims.md §5).
 func BenchmarkAFXDP(b *testing.B) {
 	host.RequireRoot(b)
 	o := benchOptions()

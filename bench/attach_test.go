@@ -72,7 +72,7 @@ func (v attachVariant) name() string {
 //     directly from an equally full dispatcher, so the delta is the
 //     fallback's price alone (and switching moves one filler, not 46);
 //   - prog=parse|touch: prog=drop;
-//   - action=redirect: action=tx (CLAIMS.md §3: redirect costs ~6.7 ns more);
+//   - action=redirect: action=tx (docs/claims.md §3: redirect costs ~6.7 ns more);
 //   - action=pass|tx: action=drop;
 //   - mode=generic, action=drop: mode=native.
 //
@@ -149,7 +149,7 @@ func attachVariants(sweep bool) []attachVariant {
 // attach mode (native: the driver's NAPI poll; generic: the stack's receive
 // path, on an skb), program (drop, parse, touch) and dispatcher state (the
 // receiver called directly, or through the fallback of a full dispatcher:
-// CLAIMS.md §1's 22.0 -> 29.4 Mpps, in ns per packet)?
+// docs/claims.md §1's 22.0 -> 29.4 Mpps, in ns per packet)?
 //
 // The rig (bpf.Traffic): a veth pair with 2 queues in a private namespace;
 // an in-kernel generator (BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES)

@@ -154,7 +154,7 @@ func (f *callFamily) counters(tb testing.TB) (runs, tailRuns, hops uint64) {
 // bpf-to-bpf call, a tail call, or a chain of tail calls, instead of
 // inline, on the running kernel? It makes the cost of an indirect jump
 // (retpoline'd where retpolines are on) visible without a reboot, next to
-// its direct counterpart (CLAIMS.md §1: ~10-12 ns per retpoline).
+// its direct counterpart (docs/claims.md §1: ~10-12 ns per retpoline).
 //
 // The work is counting a hop in a global and returning XDP_DROP
 // (progs/call.c). Variants:

@@ -28,7 +28,7 @@ func (v cpumapVariant) name() string { return fmt.Sprintf("redirect=%s/drop=%s",
 
 // cpumapVariants is the table: the in-place XDP_DROP first, then the two
 // drops after a redirect to the other CPU: by the stack, for want of a UDP
-// socket (CLAIMS.md §4's UdpNoPorts column), and by a program of the CPUMAP
+// socket (docs/claims.md §4's UdpNoPorts column), and by a program of the CPUMAP
 // entry before any skb is built (the early drop).
 var cpumapVariants = []cpumapVariant{
 	{"none", "xdp"}, {"cpumap", "noports"}, {"cpumap", "cpumap-prog"},
@@ -40,7 +40,7 @@ const cpumapQsize = 2048
 
 // BenchmarkCpumap answers: how many packets per second does a CPU take
 // when XDP redirects them to it through a CPUMAP, with the stack dropping
-// them at UDP for want of a socket (CLAIMS.md §4: 3.18-3.52 Mpps, 284-314 ns
+// them at UDP for want of a socket (docs/claims.md §4: 3.18-3.52 Mpps, 284-314 ns
 // per packet, on 2019 hardware) or a CPUMAP program dropping them before an
 // skb is built, and what does the redirect cost the receiving CPU next to
 // dropping in place?
@@ -62,9 +62,9 @@ const cpumapQsize = 2048
 // kthread's CPU time (and its ksoftirqd's) per frame it handled, and when it
 // could not keep up (frames lost at its ring, and it needs more time per
 // frame than the redirecting CPU: remote-bound 1) remote-pps =
-// 1e9/remote-ns/pkt is the rate that CPU sustains, the figure CLAIMS.md §4
+// 1e9/remote-ns/pkt is the rate that CPU sustains, the figure docs/claims.md §4
 // reports. A remote stage that
-// kept up has no rate to report (CLAIMS.md §5); stderr says which it was.
+// kept up has no rate to report (docs/claims.md §5); stderr says which it was.
 func BenchmarkCpumap(b *testing.B) {
 	host.RequireRoot(b)
 	o := benchOptions()

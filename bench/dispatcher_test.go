@@ -28,7 +28,7 @@ var fillModes = []struct {
 }
 
 // BenchmarkDispatcher answers: what does the XDP dispatcher's direct call
-// save over the retpoline'd indirect call it replaces (CLAIMS.md §1), and
+// save over the retpoline'd indirect call it replaces (docs/claims.md §1), and
 // what does a program pay as the dispatcher fills up and overflows?
 //
 // Every variant runs the xdp.c drop program (or, for prog=tc, the same work

@@ -410,8 +410,8 @@ func specAvailable(c *specControl) (string, error) {
 //     variant skips with the errno prctl returned.
 //
 // What needs a reboot (mitigations=, spectre_v2=, retbleed=, cfi=, ibt=) is
-// in the labels; see the README's "Validating an overhead claim across
-// boots". CLAIMS.md §2 (a check before each program run, ~1.7 ns) is the
+// in the labels; see docs/method.md, "Validating an overhead claim across
+// boots". docs/claims.md §2 (a check before each program run, ~1.7 ns) is the
 // size of effect the deltas here resolve.
 func BenchmarkMitigations(b *testing.B) {
 	f := newMitigationsFamily(b)

@@ -32,7 +32,7 @@ var flagUDPRecvmmsg = flag.Bool("bpfbench.udp-recvmmsg", false, "BenchmarkUDP: a
 
 // udpVariants is the table: the in-kernel path alone first (the stack
 // takes each frame up to the UDP lookup and drops it, Udp NoPorts), then a
-// socket read one datagram per recv call (udpgso_bench_rx, CLAIMS.md §5),
+// socket read one datagram per recv call (udpgso_bench_rx, docs/claims.md §5),
 // and with recvmmsg up to 64 per call. recvmmsg is not in the default set:
 // its loop is barely slower than the sender on the machine this was written
 // on, so whether a run is saturated flips from run to run.
@@ -59,7 +59,7 @@ const skMeminfoDrops, skMeminfoVars = 8, 9
 
 // BenchmarkUDP answers: how many datagrams per second, and ns per
 // datagram, does an unconnected UDP socket's receive loop take on one CPU
-// when it is the bottleneck (CLAIMS.md §5: udpgso_bench_rx, ~1.1M calls/s,
+// when it is the bottleneck (docs/claims.md §5: udpgso_bench_rx, ~1.1M calls/s,
 // and a result from a receiver that was not CPU-bound is no result)?
 //
 // On the attach rig (bpf.Traffic) the receiving veth passes the generator's
@@ -76,7 +76,7 @@ const skMeminfoDrops, skMeminfoVars = 8, 9
 // receiver's rate only if it was saturated: the sender outran it, dropping
 // at least 1% of datagrams at its full receive buffer, and it needs more CPU
 // time per datagram than the generating CPU spends on one. A row that was
-// not saturated prints no result (CLAIMS.md §5): it skips with its figures
+// not saturated prints no result (docs/claims.md §5): it skips with its figures
 // in the reason, or fails if an earlier run of the same row was saturated
 // (the machine changed under it). The rig's metrics (ns/pkt,
 // rx-ns/pkt) are the generating CPU's: generating, and the stack up to the

@@ -182,7 +182,7 @@ type Traffic struct {
 // NewTraffic builds the rig and registers its teardown with tb.Cleanup:
 // a namespace with the veth pair A-B (queues RX and TX queues each, IPv4
 // 198.18.0.2/24 on B so that passed frames climb to UDP and are dropped
-// there for want of a socket, as the UdpNoPorts case of CLAIMS.md §4),
+// there for want of a socket, as the UdpNoPorts case of docs/claims.md §4),
 // GRO on B, gen's DEVMAP filled from inside the namespace, and gen and
 // gen_drop attached natively to a second, idle veth pair, so that both stay
 // in the XDP dispatcher: a test_run of an XDP program outside it rebuilds

@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// The published figures of ../shared/CLAIMS.md (and the trampoline figures
-// of the selftests bench quoted in the trampoline family's issue), each
-// with the measurement that checks it. Adding a claim is adding a row:
+// The published figures of docs/claims.md, each with the measurement that
+// checks it: the document and this table carry the same IDs
+// (TestClaimsDocument). Adding a claim is adding a row:
 // what was claimed, the published figure converted to ns per packet or
 // call with the range its source allows (Published), and which
 // benchmark's metric measures the same quantity here (Measure).
@@ -197,7 +197,7 @@ var claims = []Claim{
 			What: "ns per datagram received, kernel with the hash minus kernel without",
 			A:    sel("BenchmarkUDP/recv=recv", "remote-ns/pkt").on(udpHash),
 			B:    sel("BenchmarkUDP/recv=recv", "remote-ns/pkt").on(noUDPHash),
-			Note: "valid only where the receiver was CPU-bound (CLAIMS.md §5)",
+			Note: "valid only where the receiver was CPU-bound (docs/claims.md §5)",
 		},
 		Same: []string{"mitigations", "retpoline", "cfi"},
 	},
@@ -338,7 +338,7 @@ func kernelVersion(s string) (int, bool) {
 func MppsDelta(a, b float64) float64 { return (1/a - 1/b) * 1000 }
 
 // rateNoise is the run-to-run noise of a published packet rate: "A +4%
-// at 30 Mpps is ~1.2 ns and may be noise" (CLAIMS.md §1).
+// at 30 Mpps is ~1.2 ns and may be noise" (docs/claims.md §1).
 const rateNoise = 0.04
 
 // mpps is the per-packet difference between rates a and b (in Mpps),

@@ -1,5 +1,5 @@
 // Command report turns results files into verdicts on the published
-// figures of CLAIMS.md, and draws the curves the files have data for.
+// figures of docs/claims.md, and draws the curves the files have data for.
 //
 //	go run ./results/report [-plots=false] results/<file>.txt [other.txt]
 //
@@ -68,7 +68,7 @@ func main() {
 
 // Report prints the verdicts on every claim for the files.
 func Report(w io.Writer, files []*File) {
-	fmt.Fprintf(w, "Published claims (CLAIMS.md) checked against:\n")
+	fmt.Fprintf(w, "Published claims (docs/claims.md) checked against:\n")
 	for i, f := range files {
 		fmt.Fprintf(w, "  %s%s\n", fileTag(files, i), f.Path)
 		var ls []string

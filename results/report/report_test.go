@@ -11,7 +11,7 @@ import (
 )
 
 // The conversion the dispatcher thread's reviewer used, on the figures
-// CLAIMS.md quotes with their results.
+// docs/claims.md quotes with their results.
 func TestMppsDelta(t *testing.T) {
 	for _, c := range []struct {
 		old, new, want float64
@@ -324,5 +324,38 @@ func TestEmulatedGuest(t *testing.T) {
 	got, why := verdicts([]*File{f})
 	if got["1.1"] != NotMeasurable || !strings.Contains(why["1.1"], "emulated") {
 		t.Errorf("claim 1.1 on an emulated guest: %v (%s), want not measurable", got["1.1"], why["1.1"])
+	}
+}
+
+// TestClaimsDocument holds the claims table against docs/claims.md, the
+// repository's list of published claims: every claim the report judges
+// has its section there (a heading "### <ID> ..."), and every section is a
+// claim the report judges.
+func TestClaimsDocument(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "claims.md"))
+	if err != nil {
+		t.Skipf("docs/claims.md is not here (%v): a go test -exec guest has only the test binary", err)
+	}
+	inDoc := map[string]bool{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if rest, ok := strings.CutPrefix(line, "### "); ok {
+			id, _, _ := strings.Cut(rest, " ")
+			inDoc[id] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range claims {
+		seen[c.ID] = true
+		if !inDoc[c.ID] {
+			t.Errorf("claim %s (%s) has no section \"### %s ...\" in docs/claims.md", c.ID, c.Text, c.ID)
+		}
+	}
+	for id := range inDoc {
+		if !seen[id] {
+			t.Errorf("docs/claims.md has a section %s that the report's table lacks", id)
+		}
+	}
+	if len(seen) == 0 {
+		t.Fatal("the claims table is empty")
 	}
 }
