@@ -3,14 +3,10 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
@@ -75,12 +71,7 @@ func (v afxdpVariant) kernelReceiver() rig.Receiver {
 // remote-pps is its rate). Which side is the bottleneck is said on stderr:
 // a pps figure is only the rate of the side that limits it (docs/claims.md §5).
 func BenchmarkAFXDP(b *testing.B) {
-	host.RequireRoot(b)
-	o := benchOptions()
-	appCPU := otherCPU(o.CPU)
-	if appCPU < 0 {
-		b.Skip("the AF_XDP family needs two CPUs: the application runs on the one the generator does not use")
-	}
+	o, appCPU := twoCPUs(b, "the application")
 	t := rig.NewTraffic(b, 2)
 	spec, err := bpf.LoadAfxdp()
 	if err != nil {
@@ -99,12 +90,7 @@ func BenchmarkAFXDP(b *testing.B) {
 		b.Run(v.name(), func(b *testing.B) {
 			kernel := v.kernelReceiver()
 			if v.mode == "kernel" {
-				res, err := t.Bench(b.N, kernel, nil, o, b.ResetTimer)
-				if err != nil {
-					b.Fatal(err)
-				}
-				reportAttach(b, kernel, res)
-				msg = attachVerdict(kernel, res)
+				msg = inKernel(b, t, kernel, o)
 				return
 			}
 			x := openXSK(b, t, queue, v.mode == "zerocopy")
@@ -154,9 +140,7 @@ func BenchmarkAFXDP(b *testing.B) {
 			app.report(b, res.LostFrac, res.Ns)
 			msg = afxdpVerdict(r, res, app, appCPU, xskStatsDiff(stats1, stats0))
 		})
-		if msg != "" {
-			fmt.Fprintf(os.Stderr, "AFXDP/%s: %s\n", v.name(), msg)
-		}
+		say(b, v.name(), msg)
 	}
 }
 
@@ -197,26 +181,7 @@ func openXSK(tb testing.TB, t *rig.Traffic, queue int, zerocopy bool) *xsk.XSK {
 // counts as work; remote-cpu-wait says how much they held it in all.
 func serveXSK(tb testing.TB, x *xsk.XSK, app string, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	var err error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		err = measure.Pinned(cpu, func() error { return x.Serve(app, &stop) })
-	}()
-	tb.Cleanup(func() {
-		stop.Store(true)
-		wg.Wait()
-		if err != nil {
-			tb.Errorf("AF_XDP %s on CPU %d: %v", app, cpu, err)
-		}
-	})
-	for deadline := time.Now().Add(time.Second); x.TID.Load() == 0; time.Sleep(100 * time.Microsecond) {
-		if time.Now().After(deadline) {
-			tb.Fatalf("AF_XDP %s did not start on CPU %d", app, cpu)
-		}
-	}
+	serveOn(tb, cpu, "AF_XDP "+app, &x.TID, func(stop *atomic.Bool) error { return x.Serve(app, stop) })
 	soft, serr := measure.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if serr != nil {
 		tb.Fatal(serr)
@@ -253,76 +218,6 @@ func afxdpVerdict(r rig.Receiver, res rig.TrafficResult, app *stage, cpu int, s 
 	return msg + "\n  " + attachVerdict(r, res) +
 		fmt.Sprintf("\n  socket: rx_dropped %d, rx_ring_full %d, rx_fill_ring_empty_descs %d, rx_invalid_descs %d, tx_invalid_descs %d",
 			s.Rx_dropped, s.Rx_ring_full, s.Rx_fill_ring_empty_descs, s.Rx_invalid_descs, s.Tx_invalid_descs)
-}
-
-// otherCPU is a CPU other than cpu for a remote stage (the highest one
-// below it, wrapping), or -1 on a machine with one.
-func otherCPU(cpu int) int {
-	n := runtime.NumCPU()
-	if n < 2 {
-		return -1
-	}
-	return (cpu + n - 1) % n
-}
-
-// familyRun is a benchmark family run as a user runs it, read as benchstat
-// reads it.
-type familyRun struct {
-	results map[string]*benchfmt.Result // by name, without -<procs>
-	order   []string
-	units   benchfmt.UnitMetadataMap
-	skips   map[string]string // sub-benchmark name: reason
-	stderr  string
-}
-
-// runFamily runs the benchmarks bench selects briefly (-benchtime 100x,
-// verbose so that skips say why) and parses the output.
-func runFamily(t *testing.T, bench string) familyRun {
-	t.Helper()
-	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench="+bench, "-test.benchtime=100x", "-test.v")
-	if err != nil {
-		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
-	}
-	run := familyRun{results: map[string]*benchfmt.Result{}, skips: map[string]string{}, stderr: stderr}
-	// -test.v adds "=== RUN" lines, a line with each benchmark's bare name
-	// (which benchfmt would call malformed), and skip reasons under
-	// "--- SKIP: name".
-	var keep []string
-	lines := strings.Split(stdout, "\n")
-	for i, l := range lines {
-		if name, ok := strings.CutPrefix(l, "--- SKIP: Benchmark"); ok && i > 0 {
-			run.skips[strings.TrimSpace(name)] = strings.TrimSpace(lines[i-1])
-		}
-		if strings.HasPrefix(l, "Benchmark") && !strings.ContainsAny(l, " \t") {
-			continue
-		}
-		keep = append(keep, l)
-	}
-	var results []*benchfmt.Result
-	results, run.units = readResults(t, strings.Join(keep, "\n"))
-	for _, rec := range results {
-		name := string(rec.Name.Full())
-		name = name[:strings.LastIndex(name, "-")]
-		run.results[name] = rec
-		run.order = append(run.order, name)
-	}
-	requireNoConfigLines(t, stderr)
-	return run
-}
-
-// requireUnits fails unless result name reports every unit.
-func (f familyRun) requireUnits(t *testing.T, name string, units ...string) {
-	t.Helper()
-	res := f.results[name]
-	if res == nil {
-		t.Errorf("no result %s (have %q; skipped: %v)", name, f.order, f.skips)
-		return
-	}
-	for _, u := range units {
-		if _, ok := res.Value(u); !ok {
-			t.Errorf("%s lacks %s", name, u)
-		}
-	}
 }
 
 // TestAFXDPOutputParses runs the AF_XDP family as a user would: every row

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -200,10 +199,6 @@ func BenchmarkAttach(b *testing.B) {
 			reportAttach(b, r, res)
 			last = &res
 		})
-		// Said once per variant, for its last run, on stderr: a benchmark's
-		// log would repeat for every b.N tried and be cut at 10 lines. No
-		// line starts "lowercase-word:", which benchfmt would read as a
-		// configuration line (go test merges stderr into stdout).
 		if last != nil {
 			msg := attachVerdict(r, *last)
 			if last.HaveDelta {
@@ -212,76 +207,9 @@ func BenchmarkAttach(b *testing.B) {
 			if r.Action != "" {
 				msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + indent(rig.QueueTable(last.Total.RX), "  ")
 			}
-			fmt.Fprintf(os.Stderr, "Attach/%s: %s\n", v.name(), msg)
+			say(b, v.name(), msg)
 		}
 	}
-}
-
-func indent(s, prefix string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return prefix + strings.Join(lines, "\n"+prefix)
-}
-
-func reportAttach(b *testing.B, r rig.Receiver, res rig.TrafficResult) {
-	b.Helper()
-	b.ReportMetric(0, "ns/op") // one op is not one packet: ns/pkt is the figure
-	b.ReportMetric(res.PPS, "pps")
-	b.ReportMetric(res.Ns, "ns/pkt")
-	if res.HaveGen {
-		b.ReportMetric(res.GenNs, "gen-ns/pkt")
-	}
-	if r.Action != "" && res.HaveGen {
-		b.ReportMetric(res.RxNs, "rx-ns/pkt")
-		if res.Rounds > 1 {
-			b.ReportMetric(res.RxCI95, "rx-ci95-ns")
-		}
-		b.ReportMetric(b2f(res.RxBound), "rx-bound")
-	}
-	if res.HaveDelta {
-		b.ReportMetric(res.Delta, "delta-ns/pkt")
-		if res.Rounds > 1 {
-			b.ReportMetric(res.DeltaCI95, "delta-ci95-ns")
-		}
-	}
-	b.ReportMetric(float64(res.Lost), "lost-pkts")
-	b.ReportMetric(res.LostFrac, "lost-frac")
-}
-
-func b2f(v bool) float64 {
-	if v {
-		return 1
-	}
-	return 0
-}
-
-// attachVerdict says in words whether the result measures what it names.
-func attachVerdict(r rig.Receiver, res rig.TrafficResult) string {
-	total := res.Total
-	counts := fmt.Sprintf("generated %d, received %d, returned %d, lost %d (%.2f%%)",
-		total.Gen, total.Received(), total.Returned(), res.Lost, 100*res.LostFrac)
-	switch {
-	case r.Action == "":
-		return fmt.Sprintf("generator alone: %.1f ns per frame made and dropped (%s). One CPU does both halves here "+
-			"(veth receives on the sending CPU), so every receiver's ns/pkt includes this; rx-ns/pkt subtracts it pairwise.",
-			res.Ns, counts)
-	case res.LostFrac >= rig.MaxLostFrac:
-		return "DOMINATED BY LOSSES: frames that never arrived cost the receiver nothing; " + counts
-	case !res.HaveGen:
-		return "plain mode: generating and receiving together, no bottleneck check; " + counts
-	case !res.RxBound:
-		return fmt.Sprintf("DOMINATED BY THE GENERATOR: it costs %.1f of %.1f ns per packet; read rx-ns/pkt (%.1f%s), not pps; %s",
-			res.GenNs, res.Ns, res.RxNs, pm(res.RxCI95), counts)
-	}
-	return fmt.Sprintf("receiver-bound: receiving is %.1f%s of %.1f ns per packet (generating %.1f, on the same CPU); %s",
-		res.RxNs, pm(res.RxCI95), res.Ns, res.GenNs, counts)
-}
-
-// pm formats a 95% confidence half-width, which one round does not have.
-func pm(ci float64) string {
-	if math.IsInf(ci, 0) || math.IsNaN(ci) {
-		return ""
-	}
-	return fmt.Sprintf(" ± %.2f", ci)
 }
 
 // ifaceVariants are the real-NIC mode's receivers: every verdict that
@@ -346,7 +274,7 @@ func benchAttachIface(b *testing.B) {
 			last = &s
 		})
 		if last != nil {
-			fmt.Fprintf(os.Stderr, "Attach/%s: %s\n", name, ifaceVerdict(*last))
+			say(b, name, ifaceVerdict(*last))
 		}
 	}
 }
@@ -455,28 +383,6 @@ func TestAttachOutputParses(t *testing.T) {
 	}
 	requireNoConfigLines(t, stderr)
 	requireSameState(t, before)
-}
-
-// requireNoConfigLines fails if the family's stderr has a line benchfmt
-// reads as a configuration line: go test merges stderr into stdout, so it
-// would relabel every result after it. (TestMain's own warnings and repair
-// notes are left out: they come before any result.)
-func requireNoConfigLines(t *testing.T, stderr string) {
-	t.Helper()
-	var keep []string
-	for _, l := range strings.Split(stderr, "\n") {
-		if !strings.HasPrefix(l, "bpfbench: warning: ") && !strings.HasPrefix(l, "bpfbench: repaired: ") {
-			keep = append(keep, l)
-		}
-	}
-	r := benchfmt.NewReader(strings.NewReader(strings.Join(keep, "\n")+"\nBenchmarkProbe 1 1 ns/op\n"), "stderr")
-	for r.Scan() {
-		if res, ok := r.Result().(*benchfmt.Result); ok && len(res.Config) > 0 {
-			for _, c := range res.Config {
-				t.Errorf("stderr line reads as configuration %q: %q", c.Key, c.Value)
-			}
-		}
-	}
 }
 
 // TestAttachCleanupOnFailure fails the family with the dispatcher full (the

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -66,12 +65,7 @@ const cpumapQsize = 2048
 // reports. A remote stage that
 // kept up has no rate to report (docs/claims.md §5); stderr says which it was.
 func BenchmarkCpumap(b *testing.B) {
-	host.RequireRoot(b)
-	o := benchOptions()
-	remote := otherCPU(o.CPU)
-	if remote < 0 {
-		b.Skip("the cpumap family needs two CPUs: frames are redirected to the one the generator does not use")
-	}
+	o, remote := twoCPUs(b, "the cpumap kthread that frames are redirected to")
 	t := rig.NewTraffic(b, 2)
 	spec, err := bpf.LoadCpumap()
 	if err != nil {
@@ -92,12 +86,7 @@ func BenchmarkCpumap(b *testing.B) {
 		var msg string
 		b.Run(v.name(), func(b *testing.B) {
 			if v.redirect == "none" {
-				res, err := t.Bench(b.N, inPlace, nil, o, b.ResetTimer)
-				if err != nil {
-					b.Fatal(err)
-				}
-				reportAttach(b, inPlace, res)
-				msg = attachVerdict(inPlace, res)
+				msg = inKernel(b, t, inPlace, o)
 				return
 			}
 			var prog *ebpf.Program
@@ -142,9 +131,7 @@ func BenchmarkCpumap(b *testing.B) {
 			kthread.report(b, res.LostFrac, res.Ns)
 			msg = cpumapVerdict(r, res, kthread, remote)
 		})
-		if msg != "" {
-			fmt.Fprintf(os.Stderr, "Cpumap/%s: %s\n", v.name(), msg)
-		}
+		say(b, v.name(), msg)
 	}
 }
 
@@ -246,220 +233,6 @@ func findKthreads(comm, short string) []int {
 		}
 	}
 	return pids
-}
-
-// stage meters the part of an attach run that happens on the other CPU
-// (the AF_XDP application, the cpumap kthread, the UDP receiving thread)
-// over the generator calls of one receiver (bpf.Ext's Before and After): the
-// packets it handled, the CPU time it worked, the time it waited, runnable,
-// for a CPU other tasks held, and the wall time from the start of each call
-// to the last packet it handled (so that the wait for frames to settle is
-// not counted). What is left of the wall time it was idle: asleep (a
-// kthread, a receive loop in poll) or spinning with nothing to do (an
-// AF_XDP application).
-type stage struct {
-	// read returns running counts: packets handled, ns worked, ns waited
-	// for a CPU.
-	read func() (pkts uint64, work, wait int64, err error)
-	// now is the wall clock (nil: time.Now).
-	now func() time.Time
-
-	p0     uint64 // at the start of the current call
-	w0, q0 int64
-	t0     time.Time // zero outside a call
-	last   uint64
-	lastAt time.Time
-
-	pkts             uint64 // totals since reset
-	work, wait, wall int64
-}
-
-func (s *stage) before() error {
-	p, work, wait, err := s.read()
-	if err != nil {
-		return err
-	}
-	s.p0, s.w0, s.q0, s.t0 = p, work, wait, s.clock()
-	s.last, s.lastAt = p, s.t0
-	return nil
-}
-
-// poll notes when the packet count last moved.
-func (s *stage) poll() error {
-	if s.t0.IsZero() {
-		return nil
-	}
-	p, _, _, err := s.read()
-	if err != nil {
-		return err
-	}
-	if p != s.last {
-		s.last, s.lastAt = p, s.clock()
-	}
-	return nil
-}
-
-// watch wraps a count of delivered frames (bpf.Ext.Delivered) so that the
-// rig's readings while frames settle also note the stage's progress.
-func (s *stage) watch(delivered func() (uint64, error)) func() (uint64, error) {
-	return func() (uint64, error) {
-		if err := s.poll(); err != nil {
-			return 0, err
-		}
-		return delivered()
-	}
-}
-
-func (s *stage) after() error {
-	if err := s.poll(); err != nil {
-		return err
-	}
-	p, work, wait, err := s.read()
-	if err != nil {
-		return err
-	}
-	s.pkts += p - s.p0
-	s.work += work - s.w0
-	s.wait += wait - s.q0
-	s.wall += int64(s.lastAt.Sub(s.t0))
-	s.t0 = time.Time{}
-	return nil
-}
-
-func (s *stage) clock() time.Time {
-	if s.now != nil {
-		return s.now()
-	}
-	return time.Now()
-}
-
-func (s *stage) reset() { s.pkts, s.work, s.wait, s.wall = 0, 0, 0, 0 }
-
-func (s *stage) nsPerPkt() float64 { return float64(s.work) / float64(max(s.pkts, 1)) }
-
-func (s *stage) share(ns int64) float64 { return float64(ns) / float64(max(s.wall, 1)) }
-
-// busyFrac is the share of the time the stage worked; waitFrac the share
-// it waited for a CPU; idleFrac what is left, the share it had nothing to
-// do.
-func (s *stage) busyFrac() float64 { return s.share(s.work) }
-func (s *stage) waitFrac() float64 { return s.share(s.wait) }
-func (s *stage) idleFrac() float64 { return max(0, 1-s.busyFrac()-s.waitFrac()) }
-
-// bound reports whether the stage limited the run: it lost at least
-// bpf.MaxLostFrac of the frames offered to it, and it needs more CPU time
-// per packet than the generating CPU spends making and handing one over
-// (senderNs, the rig's ns/pkt), so that frames came faster than it could
-// take them even had it run all the time. (A stage that lost frames
-// although it was faster lost them to wake-up latency or bursts.) Its
-// CPU time per packet is then its rate, per second of its CPU.
-func (s *stage) bound(lostFrac, senderNs float64) bool {
-	return s.pkts > 0 && lostFrac >= rig.MaxLostFrac && s.nsPerPkt() > senderNs
-}
-
-// verdict says in words what the stage was, for stderr: the bottleneck
-// (remote-pps is its rate), a stage that kept up (no rate), or one that
-// lost frames although it was the faster side (no rate either). where
-// says where frames were lost ("at its ring").
-func (s *stage) verdict(what string, cpu int, lostFrac, senderNs float64, where string) string {
-	state := fmt.Sprintf("%.1f ns per packet against the generating CPU's %.1f; %.1f%% of frames lost %s; busy %.0f%%, waiting for its CPU %.0f%%, idle %.0f%% of the time",
-		s.nsPerPkt(), senderNs, 100*lostFrac, where, 100*s.busyFrac(), 100*s.waitFrac(), 100*s.idleFrac())
-	var msg string
-	switch {
-	case s.bound(lostFrac, senderNs):
-		msg = fmt.Sprintf("REMOTE-BOUND: %s on CPU %d was the bottleneck (%s): remote-pps %.3g is its rate", what, cpu, state, 1e9/s.nsPerPkt())
-	case lostFrac >= rig.MaxLostFrac:
-		msg = fmt.Sprintf("NO RATE: %s on CPU %d lost frames although it was the faster side (%s): it slept, or waited for its CPU, while its queue filled; remote-ns/pkt is its CPU time per packet, waking up included", what, cpu, state)
-	default:
-		msg = fmt.Sprintf("NOT REMOTE-BOUND: %s on CPU %d kept up (%s): no rate for it here; remote-ns/pkt is its CPU time per packet, waking up included", what, cpu, state)
-	}
-	if s.waitFrac() > 0.1 {
-		msg += "; other tasks held its CPU for part of the run (use a quiet machine)"
-	}
-	return msg
-}
-
-// report adds the remote-* metrics; remote-pps only for a stage that was
-// the bottleneck, since otherwise it is not a rate anything sustained.
-// remote-cpu-wait shows, run by run, whether other tasks held its CPU.
-func (s *stage) report(b *testing.B, lostFrac, senderNs float64) {
-	b.Helper()
-	b.ReportMetric(s.nsPerPkt(), "remote-ns/pkt")
-	b.ReportMetric(s.busyFrac(), "remote-cpu-busy")
-	b.ReportMetric(s.waitFrac(), "remote-cpu-wait")
-	b.ReportMetric(b2f(s.bound(lostFrac, senderNs)), "remote-bound")
-	if s.bound(lostFrac, senderNs) {
-		b.ReportMetric(1e9/s.nsPerPkt(), "remote-pps")
-	}
-}
-
-// schedstat reads a thread's /proc/.../schedstat: the ns it ran and the
-// ns it waited, runnable, for a CPU (CONFIG_SCHED_INFO; without it the
-// file is missing, and a stage that waited counts as idle).
-func schedstat(path string) (run, wait int64, err error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, 0, nil
-	}
-	if err != nil {
-		return 0, 0, err
-	}
-	if _, err := fmt.Sscan(string(b), &run, &wait); err != nil {
-		return 0, 0, fmt.Errorf("%s: %q: %w", path, b, err)
-	}
-	return run, wait, nil
-}
-
-// snmpFile is a network namespace's /proc/net/snmp, opened from inside it:
-// the open file keeps reading that namespace's counters from any thread.
-// (/proc/net is /proc/self/net, the main thread's namespace, so a thread in
-// the namespace opens /proc/thread-self/net/snmp.)
-type snmpFile struct{ f *os.File }
-
-func openSNMP(tb testing.TB, ns *host.Netns) *snmpFile {
-	tb.Helper()
-	var f *os.File
-	err := ns.Do(func() error {
-		var err error
-		f, err = os.Open("/proc/thread-self/net/snmp")
-		return err
-	})
-	if err != nil {
-		tb.Fatalf("open /proc/net/snmp of %s: %v", ns.Name, err)
-	}
-	tb.Cleanup(func() { f.Close() })
-	return &snmpFile{f: f}
-}
-
-// read returns counter name of protocol proto ("Udp", "NoPorts").
-func (s *snmpFile) read(proto, name string) (uint64, error) {
-	buf := make([]byte, 16<<10)
-	n, err := s.f.ReadAt(buf, 0)
-	if n == 0 && err != nil {
-		return 0, fmt.Errorf("read /proc/net/snmp: %w", err)
-	}
-	var header []string
-	for _, line := range strings.Split(string(buf[:n]), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) < 2 || fields[0] != proto+":" {
-			continue
-		}
-		if header == nil {
-			header = fields
-			continue
-		}
-		for i, h := range header {
-			if h == name && i < len(fields) {
-				var v uint64
-				if _, err := fmt.Sscan(fields[i], &v); err != nil {
-					return 0, fmt.Errorf("/proc/net/snmp %s %s: %q: %w", proto, name, fields[i], err)
-				}
-				return v, nil
-			}
-		}
-		break
-	}
-	return 0, fmt.Errorf("/proc/net/snmp has no %s %s", proto, name)
 }
 
 // TestStage checks the remote stage's bookkeeping with a fake clock and

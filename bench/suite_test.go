@@ -144,3 +144,85 @@ func TestDispatcherCleanupOnFailure(t *testing.T) {
 	}
 	requireSameState(t, before)
 }
+
+// familyRun is a benchmark family run as a user runs it, read as benchstat
+// reads it.
+type familyRun struct {
+	results map[string]*benchfmt.Result // by name, without -<procs>
+	order   []string
+	units   benchfmt.UnitMetadataMap
+	skips   map[string]string // sub-benchmark name: reason
+	stderr  string
+}
+
+// requireUnits fails unless result name reports every unit.
+func (f familyRun) requireUnits(t *testing.T, name string, units ...string) {
+	t.Helper()
+	res := f.results[name]
+	if res == nil {
+		t.Errorf("no result %s (have %q; skipped: %v)", name, f.order, f.skips)
+		return
+	}
+	for _, u := range units {
+		if _, ok := res.Value(u); !ok {
+			t.Errorf("%s lacks %s", name, u)
+		}
+	}
+}
+
+// runFamily runs the benchmarks bench selects briefly (-benchtime 100x,
+// verbose so that skips say why) and parses the output.
+func runFamily(t *testing.T, bench string) familyRun {
+	t.Helper()
+	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench="+bench, "-test.benchtime=100x", "-test.v")
+	if err != nil {
+		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
+	}
+	run := familyRun{results: map[string]*benchfmt.Result{}, skips: map[string]string{}, stderr: stderr}
+	// -test.v adds "=== RUN" lines, a line with each benchmark's bare name
+	// (which benchfmt would call malformed), and skip reasons under
+	// "--- SKIP: name".
+	var keep []string
+	lines := strings.Split(stdout, "\n")
+	for i, l := range lines {
+		if name, ok := strings.CutPrefix(l, "--- SKIP: Benchmark"); ok && i > 0 {
+			run.skips[strings.TrimSpace(name)] = strings.TrimSpace(lines[i-1])
+		}
+		if strings.HasPrefix(l, "Benchmark") && !strings.ContainsAny(l, " \t") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	var results []*benchfmt.Result
+	results, run.units = readResults(t, strings.Join(keep, "\n"))
+	for _, rec := range results {
+		name := string(rec.Name.Full())
+		name = name[:strings.LastIndex(name, "-")]
+		run.results[name] = rec
+		run.order = append(run.order, name)
+	}
+	requireNoConfigLines(t, stderr)
+	return run
+}
+
+// requireNoConfigLines fails if the family's stderr has a line benchfmt
+// reads as a configuration line: go test merges stderr into stdout, so it
+// would relabel every result after it. (TestMain's own warnings and repair
+// notes are left out: they come before any result.)
+func requireNoConfigLines(t *testing.T, stderr string) {
+	t.Helper()
+	var keep []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if !strings.HasPrefix(l, "bpfbench: warning: ") && !strings.HasPrefix(l, "bpfbench: repaired: ") {
+			keep = append(keep, l)
+		}
+	}
+	r := benchfmt.NewReader(strings.NewReader(strings.Join(keep, "\n")+"\nBenchmarkProbe 1 1 ns/op\n"), "stderr")
+	for r.Scan() {
+		if res, ok := r.Result().(*benchfmt.Result); ok && len(res.Config) > 0 {
+			for _, c := range res.Config {
+				t.Errorf("stderr line reads as configuration %q: %q", c.Key, c.Value)
+			}
+		}
+	}
+}

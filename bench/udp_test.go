@@ -4,10 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -83,12 +81,7 @@ const skMeminfoDrops, skMeminfoVars = 8, 9
 // socket. The first row has no socket: the namespace's Udp NoPorts counter
 // must count every frame.
 func BenchmarkUDP(b *testing.B) {
-	host.RequireRoot(b)
-	o := benchOptions()
-	cpu := otherCPU(o.CPU)
-	if cpu < 0 {
-		b.Skip("the UDP family needs two CPUs: the receiver runs on the one the generator does not use")
-	}
+	o, cpu := twoCPUs(b, "the receiving thread")
 	t := rig.NewTraffic(b, 2)
 	snmp := openSNMP(b, t.NS)
 	for _, v := range udpVariants(*flagUDPRecvmmsg) {
@@ -169,9 +162,7 @@ func BenchmarkUDP(b *testing.B) {
 			}
 			msg += "\n  " + attachVerdict(r, res)
 		})
-		if msg != "" {
-			fmt.Fprintf(os.Stderr, "UDP/%s: %s\n", v.name(), msg)
-		}
+		say(b, v.name(), msg)
 	}
 }
 
@@ -234,26 +225,7 @@ type udpReceiver struct {
 // waited for its CPU.
 func (u *udpReceiver) start(tb testing.TB, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	var err error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		err = measure.Pinned(cpu, func() error { return u.serve(&stop) })
-	}()
-	tb.Cleanup(func() {
-		stop.Store(true)
-		wg.Wait()
-		if err != nil {
-			tb.Errorf("UDP %s loop on CPU %d: %v", u.call, cpu, err)
-		}
-	})
-	for deadline := time.Now().Add(time.Second); u.tid.Load() == 0; time.Sleep(100 * time.Microsecond) {
-		if time.Now().After(deadline) {
-			tb.Fatalf("UDP receiver did not start on CPU %d", cpu)
-		}
-	}
+	serveOn(tb, cpu, "UDP "+u.call+" loop", &u.tid, u.serve)
 	soft, serr := measure.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if serr != nil {
 		tb.Fatal(serr)

@@ -486,26 +486,54 @@ func Repair() ([]string, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 
-	var lines []string
-	var errs []error
-	boot := bootID()
-
-	type deadRun struct {
-		path string
-		j    *journal
-		why  string
+	rp := &repair{
+		boot:     bootID(),
+		live:     map[int]*journal{},
+		liveKeys: map[string]int{},
+		deadWhy:  map[int]string{},
 	}
-	var dead []*deadRun
-	live := map[int]*journal{}   // pid: journal of a live run
-	liveKeys := map[string]int{} // sysctl path: live pid that changed it
-	deadWhy := map[int]string{}  // pid: why its run is dead
 	for _, path := range st.keys {
-		liveKeys[path] = selfPID
+		rp.liveKeys[path] = selfPID
 	}
+	journals, err := rp.readJournals()
+	if err != nil {
+		return nil, err
+	}
+	// Namespaces first, as RestoreAll does.
+	rp.deleteNamespaces()
+	rp.restoreSysctls()
+	if journals > 0 {
+		syncDir(StateDir)
+	}
+	return rp.lines, errors.Join(rp.errs...)
+}
 
+// repair is one Repair: what it found of the runs before this one, and
+// what it did and failed to do.
+type repair struct {
+	boot     string
+	dead     []*deadRun
+	live     map[int]*journal // pid: journal of a live run
+	liveKeys map[string]int   // sysctl path: live pid that changed it
+	deadWhy  map[int]string   // pid: why its run is dead
+	lines    []string
+	errs     []error
+}
+
+// deadRun is the journal of a run that is gone.
+type deadRun struct {
+	path string
+	j    *journal
+	why  string
+}
+
+// readJournals sorts the journals in StateDir into live and dead runs,
+// discarding half-written ones and those of an earlier boot, and returns
+// how many entries StateDir had.
+func (rp *repair) readJournals() (int, error) {
 	entries, err := os.ReadDir(StateDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		return 0, err
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -531,33 +559,38 @@ func Repair() ([]string, error) {
 			}
 			bad := path + ".corrupt"
 			os.Rename(path, bad)
-			errs = append(errs, fmt.Errorf("unreadable journal of dead run pid %d moved to %s: %v", pid, bad, err))
+			rp.errs = append(rp.errs, fmt.Errorf("unreadable journal of dead run pid %d moved to %s: %v", pid, bad, err))
 			continue
 		}
-		if j.BootID != "" && boot != "" && j.BootID != boot {
+		if j.BootID != "" && rp.boot != "" && j.BootID != rp.boot {
 			if err := os.Remove(path); err != nil {
-				errs = append(errs, err)
+				rp.errs = append(rp.errs, err)
 				continue
 			}
-			deadWhy[pid] = fmt.Sprintf("run pid %d of an earlier boot", pid)
-			lines = append(lines, fmt.Sprintf("discarded journal of run pid %d from an earlier boot (the reboot reset its sysctls)", pid))
+			rp.deadWhy[pid] = fmt.Sprintf("run pid %d of an earlier boot", pid)
+			rp.lines = append(rp.lines, fmt.Sprintf("discarded journal of run pid %d from an earlier boot (the reboot reset its sysctls)", pid))
 			continue
 		}
 		if alive, why := runAlive(pid, j.StartTime); alive {
-			live[pid] = j
+			rp.live[pid] = j
 			for _, r := range j.Sysctls {
-				liveKeys[r.Path] = pid
+				rp.liveKeys[r.Path] = pid
 			}
 		} else {
-			deadWhy[pid] = why
-			dead = append(dead, &deadRun{path: path, j: j, why: why})
+			rp.deadWhy[pid] = why
+			rp.dead = append(rp.dead, &deadRun{path: path, j: j, why: why})
 		}
 	}
 
-	// Namespaces first, as RestoreAll does.
+	return len(entries), nil
+}
+
+// deleteNamespaces deletes the namespaces of dead runs, and those no
+// journal claims.
+func (rp *repair) deleteNamespaces() {
 	nsEntries, err := os.ReadDir(NetnsDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, err)
+		rp.errs = append(rp.errs, err)
 	}
 	for _, e := range nsEntries {
 		name := e.Name()
@@ -576,10 +609,10 @@ func Repair() ([]string, error) {
 				continue
 			}
 			why = fmt.Sprintf("dead run pid %d (the PID is now this process)", pid)
-		case live[pid] != nil:
+		case rp.live[pid] != nil:
 			continue
-		case deadWhy[pid] != "":
-			why = deadWhy[pid]
+		case rp.deadWhy[pid] != "":
+			why = rp.deadWhy[pid]
 		default:
 			// No journal when we looked. A run journals a namespace before
 			// creating it and removes its journal only after deleting it,
@@ -599,22 +632,26 @@ func Repair() ([]string, error) {
 		}
 		did, err := deleteNamedNetns(filepath.Join(NetnsDir, name))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("delete network namespace %s left by %s: %w", name, why, err))
+			rp.errs = append(rp.errs, fmt.Errorf("delete network namespace %s left by %s: %w", name, why, err))
 			continue
 		}
 		if did {
-			lines = append(lines, fmt.Sprintf("deleted network namespace %s left by %s", name, why))
+			rp.lines = append(rp.lines, fmt.Sprintf("deleted network namespace %s left by %s", name, why))
 		}
 	}
 
-	// Sysctls of dead runs, newest change first, so that where runs changed
-	// the same sysctl one after the other the oldest value wins.
+}
+
+// restoreSysctls puts back what dead runs changed, newest change first, so
+// that where runs changed the same sysctl one after the other the oldest
+// value wins, and keeps in their journals what it could not restore.
+func (rp *repair) restoreSysctls() {
 	type rec struct {
 		run *deadRun
 		r   sysctlRecord
 	}
 	var recs []rec
-	for _, d := range dead {
+	for _, d := range rp.dead {
 		for _, r := range d.j.Sysctls {
 			recs = append(recs, rec{d, r})
 		}
@@ -624,22 +661,22 @@ func Repair() ([]string, error) {
 	for _, x := range recs {
 		r, d := x.r, x.run
 		if err := checkSysctlPath(r.Path); err != nil {
-			errs = append(errs, fmt.Errorf("journal %s: %w", d.path, err))
+			rp.errs = append(rp.errs, fmt.Errorf("journal %s: %w", d.path, err))
 			left[d] = append(left[d], r)
 			continue
 		}
-		if pid, ok := liveKeys[r.Path]; ok {
-			lines = append(lines, fmt.Sprintf("not restoring %s=%s left by %s: live run pid %d has changed it too; a later Repair will", r.Name, r.Old, d.why, pid))
+		if pid, ok := rp.liveKeys[r.Path]; ok {
+			rp.lines = append(rp.lines, fmt.Sprintf("not restoring %s=%s left by %s: live run pid %d has changed it too; a later Repair will", r.Name, r.Old, d.why, pid))
 			left[d] = append(left[d], r)
 			continue
 		}
 		cur, err := readSysctl(r.Path)
 		if errors.Is(err, fs.ErrNotExist) {
-			lines = append(lines, fmt.Sprintf("dropped %s=%s left by %s: the sysctl no longer exists", r.Name, r.Old, d.why))
+			rp.lines = append(rp.lines, fmt.Sprintf("dropped %s=%s left by %s: the sysctl no longer exists", r.Name, r.Old, d.why))
 			continue
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("read sysctl %s: %w", r.Name, err))
+			rp.errs = append(rp.errs, fmt.Errorf("read sysctl %s: %w", r.Name, err))
 			left[d] = append(left[d], r)
 			continue
 		}
@@ -647,31 +684,27 @@ func Repair() ([]string, error) {
 			continue
 		}
 		if err := writeSysctl(r.Path, r.Old); err != nil {
-			errs = append(errs, fmt.Errorf("restore sysctl %s=%s left as %s by %s: %w", r.Name, r.Old, cur, d.why, err))
+			rp.errs = append(rp.errs, fmt.Errorf("restore sysctl %s=%s left as %s by %s: %w", r.Name, r.Old, cur, d.why, err))
 			left[d] = append(left[d], r)
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("restored %s=%s left as %s by %s", r.Name, r.Old, cur, d.why))
+		rp.lines = append(rp.lines, fmt.Sprintf("restored %s=%s left as %s by %s", r.Name, r.Old, cur, d.why))
 	}
-	for _, d := range dead {
+	for _, d := range rp.dead {
 		if rs := left[d]; len(rs) > 0 {
 			// Keep in the original order.
 			sort.SliceStable(rs, func(a, b int) bool { return rs[a].Time.Before(rs[b].Time) })
 			j := *d.j
 			j.Sysctls, j.Netns = rs, nil
 			if err := writeJournal(d.path, &j); err != nil {
-				errs = append(errs, err)
+				rp.errs = append(rp.errs, err)
 			}
 			continue
 		}
 		if err := os.Remove(d.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
+			rp.errs = append(rp.errs, err)
 		}
 	}
-	if len(entries) > 0 {
-		syncDir(StateDir)
-	}
-	return lines, errors.Join(errs...)
 }
 
 func parseJournalName(name string) (int, bool) {

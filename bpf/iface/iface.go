@@ -244,16 +244,7 @@ func routeDesc(r netlink.Route) string {
 // xdpState reads the device's XDP attachment.
 func (ifc Iface) xdpState() (netlink.LinkXdp, error) {
 	var x netlink.LinkXdp
-	err := ifc.Do(func() error {
-		h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
-		if err != nil {
-			return fmt.Errorf("netlink: %w", err)
-		}
-		defer h.Close()
-		l, err := h.LinkByIndex(ifc.Index)
-		if err != nil {
-			return fmt.Errorf("find %s: %w", ifc.Name, err)
-		}
+	err := ifc.link(func(l netlink.Link) error {
 		if l.Attrs().Name != ifc.Name {
 			return fmt.Errorf("ifindex %d is now %s, not %s", ifc.Index, l.Attrs().Name, ifc.Name)
 		}
@@ -263,6 +254,22 @@ func (ifc Iface) xdpState() (netlink.LinkXdp, error) {
 		return nil
 	})
 	return x, err
+}
+
+// link reads the device over netlink in its namespace and hands it to fn.
+func (ifc Iface) link(fn func(netlink.Link) error) error {
+	return ifc.Do(func() error {
+		h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+		if err != nil {
+			return fmt.Errorf("netlink: %w", err)
+		}
+		defer h.Close()
+		l, err := h.LinkByIndex(ifc.Index)
+		if err != nil {
+			return fmt.Errorf("find %s: %w", ifc.Name, err)
+		}
+		return fn(l)
+	})
 }
 
 // AttachIface attaches prog to ifc as a bpf_link, natively when the driver
@@ -452,16 +459,7 @@ func rateTable(ifc Iface, delta [][]uint64, t0, t1 []cpuTicks, dt, elapsed time.
 // missed reads the NIC's receive drops that happen before XDP.
 func (ifc Iface) missed() (uint64, error) {
 	var n uint64
-	err := ifc.Do(func() error {
-		h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
-		if err != nil {
-			return fmt.Errorf("netlink: %w", err)
-		}
-		defer h.Close()
-		l, err := h.LinkByIndex(ifc.Index)
-		if err != nil {
-			return fmt.Errorf("read statistics of %s: %w", ifc.Name, err)
-		}
+	err := ifc.link(func(l netlink.Link) error {
 		if st := l.Attrs().Statistics; st != nil {
 			n = st.RxMissedErrors + st.RxFifoErrors + st.RxOverErrors
 		}
