@@ -128,10 +128,7 @@ func BenchmarkAFXDP(b *testing.B) {
 				Before:    app.before,
 				After:     app.after,
 			}}
-			res, err := t.Bench(b.N, r, &kernel, o, func() { b.ResetTimer(); app.reset() })
-			if err != nil {
-				b.Fatal(err)
-			}
+			res := t.Bench(b, r, &kernel, o, func() { app.reset() })
 			stats1, err := x.Stats()
 			if err != nil {
 				b.Fatal(err)

@@ -3,6 +3,7 @@ package bench
 import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/iface"
+	"bpfbench/bpf/measure"
 	"bpfbench/bpf/rig"
 	"errors"
 	"flag"
@@ -192,10 +193,7 @@ func BenchmarkAttach(b *testing.B) {
 				b.Fatal(err)
 			}
 			failpoint(b, "attach-"+v.dispatcher) // with everything attached
-			res, err := t.Bench(b.N, r, ref, o, b.ResetTimer)
-			if err != nil {
-				b.Fatal(err)
-			}
+			res := t.Bench(b, r, ref, o, nil)
 			reportAttach(b, r, res)
 			last = &res
 		})
@@ -264,12 +262,14 @@ func benchAttachIface(b *testing.B) {
 				b.Fatalf("switch %s to %s/%s: %v", ifc, v.action, v.prog, err)
 			}
 			fmt.Fprintf(os.Stderr, "Attach on %s: %s XDP, program %s returning %s, for %v\n", ifc, mode, v.prog, v.action, *flagDuration)
-			b.ResetTimer()
-			s, err := iface.SampleIface(ifc, rs.RxCount(), *flagDuration, time.Second, os.Stderr)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
+			var s iface.IfaceSample
+			measure.Once(b, func() {
+				var err error
+				s, err = iface.SampleIface(ifc, rs.RxCount(), *flagDuration, time.Second, os.Stderr)
+				if err != nil {
+					b.Fatal(err)
+				}
+			})
 			reportIface(b, s)
 			last = &s
 		})

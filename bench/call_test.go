@@ -206,7 +206,7 @@ func BenchmarkCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			if r.HaveDelta {
-				b.ReportMetric(r.Delta/float64(v.hops), "ns/call")
+				b.ReportMetric(r.Delta.Value/float64(v.hops), "ns/call")
 			}
 		})
 	}

@@ -115,10 +115,7 @@ func BenchmarkCpumap(b *testing.B) {
 				Before:    kthread.before,
 				After:     kthread.after,
 			}}
-			res, err := t.Bench(b.N, r, &inPlace, o, func() { b.ResetTimer(); kthread.reset() })
-			if err != nil {
-				b.Fatal(err)
-			}
+			res := t.Bench(b, r, &inPlace, o, func() { kthread.reset() })
 			if kthread.pkts == 0 {
 				b.Fatalf("no frames reached CPU %d's %s drop (generated %d, redirected %d)", remote, v.drop, res.Total.Gen, res.Total.Received())
 			}

@@ -116,6 +116,11 @@ func BenchmarkDispatcher(b *testing.B) {
 	b.Run("dispatcher=k0/fill=none/prog=xdp", func(b *testing.B) {
 		measure.Bench(b, base, nil, benchOptions())
 	})
+	// The A/A control: k0 against k0, each sample switching state as the
+	// variants' do. Its delta's interval must cover 0 in about 95% of runs.
+	b.Run("dispatcher=aa/fill=none/prog=xdp", func(b *testing.B) {
+		measure.Bench(b, xdpLoop(occupy("", 0, true)), base, benchOptions())
+	})
 	for _, m := range fillModes {
 		for _, k := range dispatcherLevels {
 			level := fmt.Sprintf("k%d", k)

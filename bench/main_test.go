@@ -15,9 +15,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -27,6 +29,8 @@ var (
 	wantCPU      = fmt.Sprintf("want a CPU number from 0 to %d, or -1 for the last", runtime.NumCPU()-1)
 	wantCallTime = "want a duration from 100µs to 1s, such as 4ms"
 	wantLockWait = "want a duration of 0 or more, such as 30s or 15m"
+	wantResol    = "want a resolution in ns of 0 (off) or more, such as 0.1"
+	wantBudget   = "want a duration of 1s or more, such as 60s"
 )
 
 var (
@@ -34,6 +38,9 @@ var (
 	flagInterleave = boolFlag("bpfbench.interleave", true, "measure each variant and its baseline in alternating rounds and report delta-ns/op")
 	flagCallTime   = durationFlag("bpfbench.calltime", 4*time.Millisecond, wantCallTime, "target `duration` of one test_run call (100µs to 1s)")
 	flagLockWait   = durationFlag("bpfbench.lockwait", 30*time.Second, wantLockWait, "`duration` to wait for another bpfbench run to finish")
+	flagResol      = newFlag("bpfbench.resolution", 0.0, func(s string) (float64, error) { return strconv.ParseFloat(strings.TrimSuffix(s, "ns"), 64) }, wantResol,
+		"go on measuring a sub-benchmark past -benchtime until its paired difference's 95% half-width is at most this many `ns` (0: off)", false)
+	flagBudget = durationFlag("bpfbench.budget", 60*time.Second, wantBudget, "with -bpfbench.resolution: the most `time` one sub-benchmark measures")
 )
 
 // parsedFlag is a flag that rejects a malformed value saying what it
@@ -190,6 +197,12 @@ func validateFlags() error {
 	if *flagLockWait < 0 {
 		return fmt.Errorf("-bpfbench.lockwait=%v: %s", *flagLockWait, wantLockWait)
 	}
+	if *flagResol < 0 || math.IsNaN(*flagResol) {
+		return fmt.Errorf("-bpfbench.resolution=%v: %s", *flagResol, wantResol)
+	}
+	if *flagBudget < time.Second {
+		return fmt.Errorf("-bpfbench.budget=%v: %s", *flagBudget, wantBudget)
+	}
 	return validateAttachFlags()
 }
 
@@ -199,7 +212,8 @@ func benchOptions() measure.BenchOptions {
 	if cpu < 0 {
 		cpu = runtime.NumCPU() - 1
 	}
-	return measure.BenchOptions{CPU: cpu, CallTime: *flagCallTime, Interleave: *flagInterleave}
+	return measure.BenchOptions{CPU: cpu, CallTime: *flagCallTime, Interleave: *flagInterleave,
+		Resolution: *flagResol, MaxTime: *flagBudget}
 }
 
 // failEnv names a point at which the suite fails on purpose (see

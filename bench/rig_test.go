@@ -39,10 +39,7 @@ func twoCPUs(b *testing.B, needs string) (o measure.BenchOptions, remote int) {
 // verdict.
 func inKernel(b *testing.B, t *rig.Traffic, r rig.Receiver, o measure.BenchOptions) string {
 	b.Helper()
-	res, err := t.Bench(b.N, r, nil, o, b.ResetTimer)
-	if err != nil {
-		b.Fatal(err)
-	}
+	res := t.Bench(b, r, nil, o, nil)
 	reportAttach(b, r, res)
 	return attachVerdict(r, res)
 }

@@ -167,9 +167,44 @@ func labelsFrom(s source) []Label {
 		{"bpf-stats-enabled", sysctl("/proc/sys/kernel/bpf_stats_enabled")},
 		{"preempt", parsePreempt(string(debugPreempt), unameV, cfg, cmd)},
 		{"hz", cfg.value("CONFIG_HZ")},
+		// What the thread clock leaves out: with these the task's runtime
+		// excludes interrupt time and a vCPU's steal time, which the
+		// kernel's own loop timer (ktime) includes.
+		{"irq-time-accounting", cfg.yesNo("CONFIG_IRQ_TIME_ACCOUNTING")},
+		{"paravirt-time-accounting", cfg.yesNo("CONFIG_PARAVIRT_TIME_ACCOUNTING")},
+		{"smt", smtLabel(s)},
+		{"cpu-governor", governorLabel(s)},
 		{"commit", s.commit()},
 		{"runstamp", s.start.UTC().Format("20060102T150405Z")},
 	}
+}
+
+// smtLabel says whether SMT siblings share the machine's cores (a sibling's
+// work slows the measuring CPU), as /sys/devices/system/cpu/smt says.
+func smtLabel(s source) string {
+	v, ok := s.read("/sys/devices/system/cpu/smt/active")
+	switch {
+	case !ok:
+		return v
+	case v == "1":
+		return "on"
+	case v == "0":
+		return "off"
+	}
+	return "unknown (smt/active reads " + v + ")"
+}
+
+// governorLabel is the cpufreq governor of CPU 0, or none when the kernel
+// exposes no frequency scaling (as in most VMs: the host decides).
+func governorLabel(s source) string {
+	v, ok := s.read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+	if !ok {
+		if _, err := s.readFile("/sys/devices/system/cpu/cpu0/cpufreq"); errors.Is(err, fs.ErrNotExist) {
+			return "none (no cpufreq)"
+		}
+		return v
+	}
+	return v
 }
 
 // cmdline is the kernel command line's options, without init's arguments.
@@ -379,6 +414,17 @@ func (k kconfig) on(names ...string) bool {
 		}
 	}
 	return false
+}
+
+// yesNo is y or n for a boolean option, or unknown without a config.
+func (k kconfig) yesNo(name string) string {
+	if !k.known() {
+		return k.value(name)
+	}
+	if k.on(name) {
+		return "y"
+	}
+	return "n"
 }
 
 func (k kconfig) value(name string) string {

@@ -24,7 +24,7 @@ const maxRestarts = 5
 // maxRejected bounds how often one measurement is taken again because the
 // suite's clock and the kernel's disagreed. Deferred kernel work after a
 // burst of attachments can take tens of milliseconds to drain.
-const maxRejected = 40
+const maxRejected = 10
 
 // Loop is one BPF_PROG_TEST_RUN repeat loop: a program, its input, and the
 // counter that proves how often it ran.
@@ -114,6 +114,9 @@ type Sample struct {
 	// Rejected counts measurements thrown away because the suite's clock
 	// and the kernel's disagreed (see clocksAgree).
 	Rejected int
+	// Disagreed says the clocks still disagreed after maxRejected tries:
+	// the sample is kept, and counted as untrusted.
+	Disagreed bool
 }
 
 // ErrRunCount reports that a program did not run as often as a loop asked.
@@ -186,7 +189,7 @@ func (l *Loop) Measure(repeat uint32) (Sample, error) {
 		return Sample{}, fmt.Errorf("repeat %d: must be more than %d", repeat, ShortRepeat)
 	}
 	s := Sample{Repeat: repeat}
-	for s.Restarts <= maxRestarts && s.Rejected <= maxRejected {
+	for s.Restarts <= maxRestarts {
 		if l.Switch != nil {
 			if err := Elsewhere(l.Switch); err != nil {
 				return s, fmt.Errorf("switch state: %w", err)
@@ -233,29 +236,34 @@ func (l *Loop) Measure(repeat uint32) (Sample, error) {
 		s.KernelNs = kns
 		s.FixedNs = short
 		if kns > 0 && !clocksAgree(s.Ns, float64(kns)) && !probe.Emulated() {
-			// Work outside the kernel's timed loop landed in the long
-			// call (the kernel's timer would have seen it inside): not a
-			// measurement of the loop. Measure again. (On an emulated
-			// CPU the clocks never agree for long, and nothing there is
-			// a measurement: keep the sample.)
-			// Sleeping lets the softirq and kworker backlog drain.
-			s.Rejected++
+			// One clock saw time the other did not: work outside the
+			// kernel's timed loop landed in the long call, or time inside
+			// it that the thread clock leaves out (a vCPU's steal time,
+			// and with CONFIG_IRQ_TIME_ACCOUNTING interrupt time, count
+			// in the kernel's ktime but not in the task's runtime). Not
+			// a measurement of the loop: measure again, after letting
+			// the softirq and kworker backlog drain. After maxRejected
+			// tries keep the sample, marked: a machine that keeps its
+			// clocks apart gets a number said to be untrusted, not a
+			// failed run. (On an emulated CPU the clocks never agree for
+			// long, and nothing there is a measurement: keep it.)
+			if s.Rejected++; s.Rejected > maxRejected {
+				s.Disagreed = true
+				return s, nil
+			}
 			time.Sleep(2 * time.Millisecond)
 			continue
 		}
 		return s, nil
 	}
-	if s.Rejected > maxRejected {
-		return s, fmt.Errorf("suite measured %.2f ns/op but the kernel %d ns/op, %d times in a row: clocks disagree (is something else loading this CPU? see uptime)", s.Ns, s.KernelNs, s.Rejected)
-	}
 	return s, fmt.Errorf("test_run interrupted %d times in a row", s.Restarts)
 }
 
 // clocksAgree compares the suite's time per repetition with the kernel's.
-// The kernel's average is truncated, so ours should lie in [k, k+1) plus
-// noise; a larger disagreement means one clock saw something the other did
-// not.
+// The kernel's average is truncated, so ours should lie in [k, k+1), plus
+// a quarter ns and 5% for the clocks' own reading noise; a larger
+// disagreement means one clock saw something the other did not.
 func clocksAgree(ns, k float64) bool {
-	slack := 1 + 0.1*k
+	slack := 0.25 + 0.05*k
 	return ns >= k-slack && ns <= k+1+slack
 }

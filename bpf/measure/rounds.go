@@ -1,21 +1,22 @@
 package measure
 
 import (
+	"flag"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
-
-	"github.com/aclements/go-moremath/stats"
 )
 
 // The rounds engine. Every family measures the same way: a few streams (a
 // variant, its baseline, a reference) each take units of work (repetitions
 // of a test_run loop, frames of the traffic rig) and return the cost per
 // unit; the engine warms them up, sizes one call from the first stream's
-// speed, and measures every stream once per round, in an order that
-// changes every round, so that all of them see the machine in the same
+// speed, and measures every stream once per round, in an order balanced
+// over blocks of rounds, so that all of them see the machine in the same
 // states. Differences are taken within a round (paired), where the
-// machine's speed level cancels.
+// machine's speed level cancels, and summarised robustly (see estimate.go).
 
 // A Stream measures size units of work and returns the cost of one unit in
 // nanoseconds. Whatever else a stream learns (the kernel's own average, the
@@ -38,12 +39,47 @@ type Sizing struct {
 }
 
 // Size is the units of one call: enough to fill CallTime at nsPerUnit, no
-// more than n (the units the benchmark asked for, so that `-benchtime
-// 100x` stays quick), and within [Min, Max].
+// more than n (the units a `-benchtime Nx` run asked for, so that it stays
+// quick), and within [Min, Max].
 func (s Sizing) Size(n int, nsPerUnit float64) uint32 {
 	want := float64(s.CallTime.Nanoseconds()) / math.Max(nsPerUnit, 0.1)
 	r := math.Min(math.Min(want, float64(n)), float64(s.Max))
 	return uint32(math.Max(r, float64(s.Min)))
+}
+
+// Budget says how long a sub-benchmark measures.
+type Budget struct {
+	// Units, when set (`-benchtime Nx`), measures about that many units
+	// of each stream: a smoke run, quick and without a time target.
+	Units int
+	// Time is the least time a sub-benchmark measures (-benchtime).
+	Time time.Duration
+	// Resolution, when set, goes on measuring past Time, up to Max,
+	// until the first paired difference's 95% half-width is at most
+	// Resolution ns.
+	Resolution float64
+	Max        time.Duration
+}
+
+// BenchTime is Go's -benchtime flag as a Budget: the suite measures each
+// sub-benchmark once, for that long (or that many units), however Go would
+// ramp b.N.
+func BenchTime() Budget {
+	f := flag.Lookup("test.benchtime")
+	if f == nil {
+		return Budget{Time: time.Second}
+	}
+	s := f.Value.String()
+	if n, ok := strings.CutSuffix(s, "x"); ok {
+		if units, err := strconv.Atoi(n); err == nil {
+			return Budget{Units: max(units, 1)}
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		d = time.Second
+	}
+	return Budget{Time: d}
 }
 
 // Rounds are the samples of streams measured in alternating rounds.
@@ -52,22 +88,32 @@ type Rounds struct {
 	Size uint32
 	// Ns[s][i] is stream s's cost per unit in round i.
 	Ns [][]float64
+	// Elapsed is the wall time of the measured rounds.
+	Elapsed time.Duration
 }
 
-// Order is the order in which round i of k streams measures them: a
-// rotation that advances every round, so that over k rounds every stream
-// is measured once in each position.
+// Order is the order in which round i of k streams measures them. A
+// block of 2k rounds is balanced: over the first k rounds each stream
+// takes each position once (a rotation), and the next k rounds run the
+// same rotations backwards, so for two streams the order is ABBA. Every
+// stream then follows every other as often as it precedes it, and a drift
+// within a block favours none.
 func Order(i, k int) []int {
 	o := make([]int, k)
 	for j := range o {
 		o[j] = (i + j) % k
 	}
+	if (i/k)%2 == 1 {
+		for a, b := 0, k-1; a < b; a, b = a+1, b-1 {
+			o[a], o[b] = o[b], o[a]
+		}
+	}
 	return o
 }
 
-// Run measures streams in rounds until about n units of each are
-// measured. reset, when set, runs once the warm-up is done (b.ResetTimer).
-func Run(n int, sz Sizing, reset func(), streams ...Stream) (*Rounds, error) {
+// Run measures streams in rounds within budget. reset, when set, runs once
+// the warm-up is done (b.ResetTimer).
+func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, error) {
 	if len(streams) == 0 {
 		return nil, fmt.Errorf("measure: no streams")
 	}
@@ -83,12 +129,23 @@ func Run(n int, sz Sizing, reset func(), streams ...Stream) (*Rounds, error) {
 			warm = ns
 		}
 	}
+	n := math.MaxInt32
+	if budget.Units > 0 {
+		n = budget.Units
+	}
 	r := &Rounds{Size: sz.Size(n, warm), Ns: make([][]float64, len(streams))}
-	rounds := max(1, (n+int(r.Size)-1)/int(r.Size))
+	// A -benchtime Nx run: enough rounds for the units asked, at least
+	// one. A timed run: whole balanced blocks until the budget is spent.
+	block := 2 * len(streams)
+	if len(streams) == 1 {
+		block = 1
+	}
+	units := 0
 	if reset != nil {
 		reset()
 	}
-	for i := range rounds {
+	start := time.Now()
+	for i := 0; ; i++ {
 		for _, s := range Order(i, len(streams)) {
 			ns, err := streams[s](r.Size)
 			if err != nil {
@@ -96,29 +153,50 @@ func Run(n int, sz Sizing, reset func(), streams ...Stream) (*Rounds, error) {
 			}
 			r.Ns[s] = append(r.Ns[s], ns)
 		}
+		units += int(r.Size)
+		r.Elapsed = time.Since(start)
+		if budget.Units > 0 {
+			if units >= budget.Units {
+				return r, nil
+			}
+			continue
+		}
+		if (i+1)%block != 0 || r.Elapsed < budget.Time {
+			continue
+		}
+		if budget.Resolution <= 0 || len(streams) < 2 || r.Elapsed >= budget.Max {
+			return r, nil
+		}
+		if d := r.Paired(0, 1); d.Half() <= budget.Resolution {
+			return r, nil
+		}
 	}
-	return r, nil
 }
 
 // Count is the number of rounds.
 func (r *Rounds) Count() int { return len(r.Ns[0]) }
 
-// Mean is stream s's mean cost per unit over the rounds.
-func (r *Rounds) Mean(s int) float64 { return stats.Mean(r.Ns[s]) }
+// Location is stream s's cost per unit: the LowQuantile of its rounds,
+// with a 95% interval that holds for dependent rounds.
+func (r *Rounds) Location(s int) Estimate { return lowQuantile(r.Ns[s]) }
 
-// Paired is the mean per-round difference a - b and the half-width of its
-// 95% confidence interval (+Inf for a single round).
-func (r *Rounds) Paired(a, b int) (delta, ci95 float64) {
+// Paired is the median per-round difference a - b, with a 95% interval
+// from a block bootstrap over the rounds.
+func (r *Rounds) Paired(a, b int) Estimate {
 	d := make([]float64, r.Count())
 	for i := range d {
 		d[i] = r.Ns[a][i] - r.Ns[b][i]
 	}
-	return meanCI95(d)
+	return median(d)
 }
 
-// meanCI95 returns the mean of xs and the half-width of its 95% confidence
-// interval (Student's t; +Inf for fewer than two samples).
-func meanCI95(xs []float64) (mean, half float64) {
-	m, lo, hi := stats.MeanCI(xs, 0.95)
-	return m, (hi - lo) / 2
+// Relative is the median per-round difference a - b as a fraction of b in
+// the same round: it cancels the machine's speed level, which an absolute
+// difference scales with.
+func (r *Rounds) Relative(a, b int) Estimate {
+	d := make([]float64, r.Count())
+	for i := range d {
+		d[i] = (r.Ns[a][i] - r.Ns[b][i]) / r.Ns[b][i]
+	}
+	return median(d)
 }

@@ -2,6 +2,7 @@ package measure
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -57,7 +58,9 @@ func TestOrderRotates(t *testing.T) {
 
 // TestRunPairs runs two synthetic streams whose cost differs by a
 // constant while the "machine" changes speed between rounds: the paired
-// difference recovers the constant, the means do not see it alone.
+// difference recovers the constant, the relative one the constant over the
+// baseline, and the rounds stop at a whole balanced block once the budget
+// is spent.
 func TestRunPairs(t *testing.T) {
 	speed := []float64{1, 2, 1, 2, 2, 1}
 	var calls int
@@ -69,25 +72,75 @@ func TestRunPairs(t *testing.T) {
 	}
 	sz := Sizing{Warm: 10, Min: 100, Max: 100, CallTime: time.Millisecond}
 	reset := 0
-	r, err := Run(600, sz, func() { reset++ }, stream(5, 0.3), stream(5, 0))
+	r, err := Run(Budget{Units: 600}, sz, func() { reset++ }, stream(5, 0.3), stream(5, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Count() != 6 || reset != 1 || calls != 2+12 {
 		t.Fatalf("rounds %d, resets %d, calls %d: want 6 rounds after one warm-up each", r.Count(), reset, calls)
 	}
-	if d, ci := r.Paired(0, 1); math.Abs(d-0.3) > 1e-9 || !(ci >= 0) {
-		t.Errorf("paired difference %v ± %v, want 0.3 exactly", d, ci)
+	if d := r.Paired(0, 1); math.Abs(d.Value-0.3) > 1e-9 || !d.Covers(0.3) {
+		t.Errorf("paired difference %+v, want 0.3 exactly", d)
 	}
-	if m := r.Mean(0); m < 5 {
-		t.Errorf("mean %v: the speed changes should show in the mean", m)
+	if loc := r.Location(1); loc.Value != 5 {
+		t.Errorf("baseline location %+v, want the fast state's 5", loc)
 	}
-	m, half := meanCI95([]float64{1, 2, 3, 4, 5})
-	// mean 3, sd sqrt(2.5), t(4, 0.975) = 2.7764
-	if m != 3 || math.Abs(half-2.7764*math.Sqrt(2.5)/math.Sqrt(5)) > 1e-3 {
-		t.Errorf("meanCI95 = %v ± %v, want 3 ± 1.963", m, half)
+	calls = 0
+	r, err = Run(Budget{Time: time.Nanosecond}, sz, nil, stream(5, 0.3), stream(5, 0))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, half := meanCI95([]float64{7}); !math.IsInf(half, 1) {
-		t.Errorf("one sample: half-width %v, want +Inf", half)
+	if r.Count() != 4 {
+		t.Errorf("a timed run of two streams stopped after %d rounds, want one block of 4 (ABBA)", r.Count())
+	}
+}
+
+// TestOrderIsABBA: two streams alternate as A B, B A, B A, A B.
+func TestOrderIsABBA(t *testing.T) {
+	var got [][]int
+	for i := range 4 {
+		got = append(got, Order(i, 2))
+	}
+	want := [][]int{{0, 1}, {1, 0}, {1, 0}, {0, 1}}
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Fatalf("Order over a block = %v, want %v", got, want)
+		}
+	}
+}
+
+// TestBlockBootstrap: the interval of a median contains it, shrinks with
+// more data, widens when the data come in long runs of one state (the
+// dependence a single-value bootstrap would miss), and is the same for the
+// same data.
+func TestBlockBootstrap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	iid := make([]float64, 400)
+	for i := range iid {
+		iid[i] = rng.NormFloat64()
+	}
+	e := median(iid)
+	if !e.Covers(e.Value) || !(e.Half() > 0) || e.Half() > 0.3 {
+		t.Errorf("median of 400 normals %+v: want a small interval around it", e)
+	}
+	if small := median(iid[:40]); !(small.Half() > e.Half()) {
+		t.Errorf("40 values' interval %v not wider than 400 values' %v", small.Half(), e.Half())
+	}
+	// States of 50 rounds at -1 or +1: every block of about sqrt(n)
+	// rounds is one state, so resampling blocks moves the median by a
+	// whole state.
+	runs := make([]float64, 400)
+	for i := range runs {
+		runs[i] = float64(2*((i/50)%2) - 1)
+		runs[i] += 0.01 * rng.NormFloat64()
+	}
+	if d := median(runs); !(d.Half() > 0.5) {
+		t.Errorf("median of long state runs %+v: the interval ignores the dependence", d)
+	}
+	if a, b := median(iid), median(iid); a != b {
+		t.Errorf("same data, different intervals: %+v %+v", a, b)
+	}
+	if e := median([]float64{1, 2}); !math.IsInf(e.Half(), 1) {
+		t.Errorf("two values: half-width %v, want +Inf", e.Half())
 	}
 }

@@ -719,13 +719,15 @@ type TrafficResult struct {
 	// HaveGen says whether it was measured (interleaved mode).
 	GenNs   float64
 	HaveGen bool
-	// RxNs is the mean per-round paired difference Ns - GenNs: the
+	// RxNs is the median per-round paired difference Ns - GenNs: the
 	// receiving side's cost per packet, with RxCI95 its 95% half-width.
 	RxNs, RxCI95 float64
-	// Delta is the mean paired difference against a reference receiver,
-	// with DeltaCI95; HaveDelta says whether there was one.
-	Delta, DeltaCI95 float64
-	HaveDelta        bool
+	// Delta is the median paired difference against a reference
+	// receiver, with DeltaCI95 its 95% half-width and DeltaRel the
+	// difference as a fraction of the reference; HaveDelta says whether
+	// there was one.
+	Delta, DeltaCI95, DeltaRel float64
+	HaveDelta                  bool
 	// Totals over the long calls of the measured receiver.
 	Total Call
 	// Lost is generated minus delivered, LostFrac that over generated.
@@ -738,23 +740,35 @@ type TrafficResult struct {
 	Restarts int
 }
 
-// Bench measures r for about n packets on a thread pinned to o.CPU. With
-// o.Interleave it measures in rounds r, the generator alone and, if ref is
-// not nil, ref, in an order that rotates every round, so all of them see
-// the machine at the same speed, and reports the paired differences;
-// otherwise r alone. o.CallTime sets the length of one long call; reset
-// runs once the warm-up is done.
-func (t *Traffic) Bench(n int, r Receiver, ref *Receiver, o measure.BenchOptions, reset func()) (TrafficResult, error) {
+// Bench measures r on a thread pinned to o.CPU, once (measure.Once) for
+// o.Budget(). With o.Interleave it measures in rounds r, the generator
+// alone and, if ref is not nil, ref, in an order balanced over blocks of
+// rounds, so all of them see the machine at the same speed, and reports
+// the paired differences; otherwise r alone. o.CallTime sets the length of
+// one long call; reset, when set, runs once the warm-up is done, after the
+// benchmark's timer is reset. A failure fails b.
+func (t *Traffic) Bench(b *testing.B, r Receiver, ref *Receiver, o measure.BenchOptions, reset func()) TrafficResult {
+	b.Helper()
 	var res TrafficResult
-	err := measure.Pinned(o.CPU, func() error {
-		var err error
-		res, err = t.bench(n, r, ref, o, reset)
-		return err
+	measure.Once(b, func() {
+		err := measure.Pinned(o.CPU, func() error {
+			var err error
+			res, err = t.bench(o.Budget(), r, ref, o, func() {
+				b.ResetTimer()
+				if reset != nil {
+					reset()
+				}
+			})
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
 	})
-	return res, err
+	return res
 }
 
-func (t *Traffic) bench(n int, r Receiver, ref *Receiver, o measure.BenchOptions, reset func()) (TrafficResult, error) {
+func (t *Traffic) bench(budget measure.Budget, r Receiver, ref *Receiver, o measure.BenchOptions, reset func()) (TrafficResult, error) {
 	var res TrafficResult
 	stream := func(s Receiver, own bool) measure.Stream {
 		return func(frames uint32) (float64, error) {
@@ -780,7 +794,7 @@ func (t *Traffic) bench(n int, r Receiver, ref *Receiver, o measure.BenchOptions
 		}
 	}
 	sz := measure.Sizing{Warm: 16 * trafficWarm, Min: trafficShort + 256*TrafficBatch, Max: 1 << 26, CallTime: o.CallTime}
-	rounds, err := measure.Run(n, sz, func() {
+	rounds, err := measure.Run(budget, sz, func() {
 		// The warm-up's frames are not the benchmark's.
 		res = TrafficResult{}
 		if reset != nil {
@@ -791,16 +805,19 @@ func (t *Traffic) bench(n int, r Receiver, ref *Receiver, o measure.BenchOptions
 		return res, err
 	}
 	res.Rounds = rounds.Count()
-	res.Ns = rounds.Mean(0)
+	res.Ns = rounds.Location(0).Value
 	res.PPS = 1e9 / res.Ns
 	if len(streams) > 1 {
 		res.HaveGen = true
-		res.GenNs = rounds.Mean(1)
-		res.RxNs, res.RxCI95 = rounds.Paired(0, 1)
+		res.GenNs = rounds.Location(1).Value
+		rx := rounds.Paired(0, 1)
+		res.RxNs, res.RxCI95 = rx.Value, rx.Half()
 	}
 	if len(streams) > 2 {
 		res.HaveDelta = true
-		res.Delta, res.DeltaCI95 = rounds.Paired(0, 2)
+		d := rounds.Paired(0, 2)
+		res.Delta, res.DeltaCI95 = d.Value, d.Half()
+		res.DeltaRel = rounds.Relative(0, 2).Value
 	}
 	delivered := res.Total.Delivered(r)
 	if delivered < res.Total.Gen {

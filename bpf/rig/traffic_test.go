@@ -54,7 +54,11 @@ func TestTrafficBenchAccounts(t *testing.T) {
 	r := Receiver{Action: "tx", Mode: "native", Prog: "drop"}
 	ref := Receiver{Action: "drop", Mode: "native", Prog: "drop"}
 	o := measure.BenchOptions{CPU: testutil.LastCPU(), CallTime: time.Millisecond, Interleave: true}
-	res, err := tr.Bench(200_000, r, &ref, o, nil)
+	var res TrafficResult
+	err := measure.Pinned(o.CPU, func() (err error) {
+		res, err = tr.bench(measure.Budget{Units: 200_000}, r, &ref, o, nil)
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +79,11 @@ func TestTrafficBenchAccounts(t *testing.T) {
 		t.Errorf("ns/pkt %v, pps %v", res.Ns, res.PPS)
 	}
 
-	plain, err := tr.Bench(50_000, r, &ref, measure.BenchOptions{CPU: o.CPU, CallTime: o.CallTime}, nil)
+	var plain TrafficResult
+	err = measure.Pinned(o.CPU, func() (err error) {
+		plain, err = tr.bench(measure.Budget{Units: 50_000}, r, &ref, measure.BenchOptions{CPU: o.CPU, CallTime: o.CallTime}, nil)
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

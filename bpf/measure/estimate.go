@@ -1,0 +1,100 @@
+package measure
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/aclements/go-moremath/stats"
+)
+
+// How the rounds are summarised, and why.
+//
+// A VM's speed flips between states that last far longer than a round
+// (on the Intel KVM guest measured for docs/method.md: two states about
+// 2x apart, autocorrelation 0.9 from one 2 ms call to the next). Rounds
+// are therefore neither independent nor identically distributed, and a
+// mean over them is at the mercy of the slow state and of the pairs that
+// straddle a change. So:
+//
+//   - a paired difference is the median of the per-round differences,
+//     which the few straddling pairs do not move;
+//   - its interval comes from a moving-block bootstrap: resampling runs of
+//     consecutive rounds (block length about the square root of the
+//     rounds) keeps the dependence between neighbours that resampling
+//     single rounds would pretend away, so the interval is as wide as the
+//     dependence makes it (Künsch 1989);
+//   - a stream's own cost per unit is a low quantile of its rounds, the
+//     standard answer for deterministic code under interference (Chen and
+//     Revels, "Robust benchmarking in noisy environments", 2016): it sits in
+//     the fast state whenever the run spent some of its time there, so two
+//     runs of one machine and kernel agree although each spent a different
+//     share of its time in the slow state.
+
+// LowQuantile is the quantile of a stream's rounds that its cost per unit
+// reports (ns/op).
+const LowQuantile = 0.1
+
+// Estimate is a location with its 95% interval.
+type Estimate struct{ Value, Lo, Hi float64 }
+
+// Half is the interval's half-width (+Inf when there is no interval).
+func (e Estimate) Half() float64 { return (e.Hi - e.Lo) / 2 }
+
+// Covers says whether the interval contains x.
+func (e Estimate) Covers(x float64) bool { return e.Lo <= x && x <= e.Hi }
+
+// bootstraps is the number of bootstrap resamples of an interval.
+const bootstraps = 2000
+
+func quantile(xs []float64, q float64) float64 {
+	return stats.Sample{Xs: xs}.Quantile(q)
+}
+
+func median(xs []float64) Estimate {
+	return blockBootstrap(xs, func(s []float64) float64 { return quantile(s, 0.5) })
+}
+
+func lowQuantile(xs []float64) Estimate {
+	return blockBootstrap(xs, func(s []float64) float64 { return quantile(s, LowQuantile) })
+}
+
+// blockBootstrap is stat of xs with the 95% percentile interval of stat
+// over moving-block bootstrap resamples of xs. Fewer than 4 values give no
+// interval (±Inf). The resampling is seeded: the same rounds give the same
+// interval.
+func blockBootstrap(xs []float64, stat func([]float64) float64) Estimate {
+	n := len(xs)
+	e := Estimate{Value: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1)}
+	if n == 0 {
+		return e
+	}
+	e.Value = stat(xs)
+	if n < 4 {
+		return e
+	}
+	l := blockLength(n)
+	rng := rand.New(rand.NewPCG(uint64(n), 0x62706662656e6368))
+	res := make([]float64, n)
+	vals := make([]float64, bootstraps)
+	for k := range vals {
+		for i := 0; i < n; i += l {
+			start := rng.IntN(n - l + 1)
+			copy(res[i:min(i+l, n)], xs[start:start+l])
+		}
+		vals[k] = stat(res)
+	}
+	slices.Sort(vals)
+	s := stats.Sample{Xs: vals, Sorted: true}
+	e.Lo, e.Hi = s.Quantile(0.025), s.Quantile(0.975)
+	// A percentile interval of a median can miss the point estimate
+	// when blocks are few; it always contains it.
+	e.Lo, e.Hi = math.Min(e.Lo, e.Value), math.Max(e.Hi, e.Value)
+	return e
+}
+
+// blockLength is the bootstrap's block length for n rounds: about sqrt(n),
+// at least 1 and at most n/2.
+func blockLength(n int) int {
+	return max(1, min(int(math.Ceil(math.Sqrt(float64(n)))), n/2))
+}
