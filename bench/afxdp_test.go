@@ -231,7 +231,7 @@ func TestAFXDPOutputParses(t *testing.T) {
 		t.Errorf("results %q, want %q", f.order, want)
 	}
 	for _, name := range want {
-		f.requireUnits(t, name, "pps", "sec/pkt", "gen-sec/pkt", "rx-sec/pkt", "lost-pkts", "lost-frac")
+		f.requireUnits(t, name, "capacity-pps", "sec/pkt", "gen-sec/pkt", "rx-sec/pkt", "lost-pkts", "lost-frac")
 		if strings.HasSuffix(name, "copy") {
 			f.requireUnits(t, name, "delta-sec/pkt", "remote-sec/pkt", "remote-cpu-busy", "remote-cpu-wait", "remote-bound")
 			if v, _ := f.results[name].Value("remote-bound"); v == 1 {

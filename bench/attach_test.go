@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -347,7 +346,7 @@ func TestAttachOutputParses(t *testing.T) {
 		if got := string(results[i].Name.Full()); !strings.HasPrefix(got, w+"-") {
 			t.Errorf("result %d is %q, want %s-<procs>", i, got, w)
 		}
-		for _, unit := range []string{"pps", "sec/pkt", "gen-sec/pkt", "lost-pkts", "lost-frac"} {
+		for _, unit := range []string{"capacity-pps", "sec/pkt", "gen-sec/pkt", "lost-pkts", "lost-frac"} {
 			if _, ok := results[i].Value(unit); !ok {
 				t.Errorf("%s lacks %s", w, unit)
 			}
@@ -355,7 +354,7 @@ func TestAttachOutputParses(t *testing.T) {
 		if _, ok := results[i].Value("sec/op"); ok {
 			t.Errorf("%s reports sec/op: one op is not one packet", w)
 		}
-		if v, _ := results[i].Value("pps"); v <= 0 {
+		if v, _ := results[i].Value("capacity-pps"); v <= 0 {
 			t.Errorf("%s: %v pps", w, v)
 		}
 	}
@@ -373,7 +372,7 @@ func TestAttachOutputParses(t *testing.T) {
 	if _, ok := results[2].Value("delta-sec/pkt"); !ok {
 		t.Error("dispatcher=full lacks its paired delta-ns/pkt")
 	}
-	for unit, better := range map[string]string{"pps": "higher", "sec/pkt": "lower", "rx-sec/pkt": "lower", "lost-pkts": "lower", "rx-bound": "higher"} {
+	for unit, better := range map[string]string{"capacity-pps": "higher", "sec/pkt": "lower", "rx-sec/pkt": "lower", "lost-pkts": "lower", "rx-bound": "higher"} {
 		if u := units[benchfmt.UnitMetadataKey{Unit: unit, Key: "better"}]; u == nil || u.Value != better {
 			t.Errorf("no Unit line says %s is better %s", unit, better)
 		}
@@ -410,28 +409,10 @@ func TestAttachIface(t *testing.T) {
 	tr := rig.NewTraffic(t, 2)
 	before := snapshot(t)
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var sendErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := tr.Send(100_000); err != nil {
-				sendErr = err
-				return
-			}
-		}
-	}()
+	stop := tr.Flood(100_000)
 	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench=^BenchmarkAttach$", "-test.benchtime=1x",
 		"-bpfbench.iface="+tr.Pair.B.Name, "-bpfbench.iface-netns="+tr.NS.Name, "-bpfbench.duration=1s")
-	close(stop)
-	wg.Wait()
+	_, sendErr := stop()
 	if err != nil {
 		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
 	}

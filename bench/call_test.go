@@ -133,7 +133,7 @@ func (f *callFamily) loop(tb testing.TB, call string) *measure.Loop {
 		tb.Fatalf("unknown call variant %s", call)
 	}
 	p := f.prog(tb, entry)
-	return &measure.Loop{Prog: p, Data: f.frame, Runs: f.variable(tb, runs), Prepare: f.holder.Held(p)}
+	return &measure.Loop{Prog: p, Data: f.frame, Runs: f.variable(tb, runs), Switch: f.holder.Held(p)}
 }
 
 // counters reads runs, tail_runs and hops.
@@ -241,7 +241,7 @@ func TestCallChains(t *testing.T) {
 			f.setChain(t, v.call, v.hops)
 		}
 		l := f.loop(t, v.call)
-		if err := l.Prepare(); err != nil {
+		if err := l.Switch(); err != nil {
 			t.Fatal(err)
 		}
 		runs0, tail0, hops0 := f.counters(t)

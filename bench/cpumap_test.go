@@ -319,7 +319,7 @@ func TestCpumapOutputParses(t *testing.T) {
 		t.Errorf("results %q, want %q (skipped: %v)", f.order, want, f.skips)
 	}
 	for _, name := range want {
-		f.requireUnits(t, name, "pps", "sec/pkt", "gen-sec/pkt", "rx-sec/pkt", "lost-pkts", "lost-frac")
+		f.requireUnits(t, name, "capacity-pps", "sec/pkt", "gen-sec/pkt", "rx-sec/pkt", "lost-pkts", "lost-frac")
 		if strings.Contains(name, "redirect=cpumap") {
 			f.requireUnits(t, name, "delta-sec/pkt", "remote-sec/pkt", "remote-cpu-busy", "remote-cpu-wait", "remote-bound")
 		}

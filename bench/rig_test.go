@@ -317,7 +317,7 @@ func indent(s, prefix string) string {
 func reportAttach(b *testing.B, r rig.Receiver, res rig.TrafficResult) {
 	b.Helper()
 	b.ReportMetric(0, "ns/op") // one op is not one packet: ns/pkt is the figure
-	b.ReportMetric(res.PPS, "pps")
+	b.ReportMetric(res.PPS, "capacity-pps")
 	b.ReportMetric(res.Ns, "ns/pkt")
 	if res.HaveGen {
 		b.ReportMetric(res.GenNs, "gen-ns/pkt")

@@ -229,7 +229,7 @@ func (f *trampolineFamily) tryLoad(name string, edit func(*ebpf.CollectionSpec))
 // whose hooks must run hooks times per run.
 func (f *trampolineFamily) xdpLoop(p *ebpf.Program, hooks uint64) *measure.Loop {
 	return &measure.Loop{
-		Prog: p, Data: f.frame, Runs: f.core.Runs, Prepare: f.holder.Held(p),
+		Prog: p, Data: f.frame, Runs: f.core.Runs, Switch: f.holder.Held(p),
 		Counters: []measure.Counter{{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: hooks}},
 	}
 }

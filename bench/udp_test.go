@@ -305,7 +305,7 @@ func TestUDPOutputParses(t *testing.T) {
 	requireLiveFrames(t)
 	before := snapshot(t)
 	f := runFamily(t, "^BenchmarkUDP$")
-	f.requireUnits(t, "UDP/recv=none", "pps", "sec/pkt", "rx-sec/pkt", "lost-pkts")
+	f.requireUnits(t, "UDP/recv=none", "capacity-pps", "sec/pkt", "rx-sec/pkt", "lost-pkts")
 	if res := f.results["UDP/recv=none"]; res != nil {
 		if lost, _ := res.Value("lost-pkts"); lost != 0 {
 			t.Errorf("Udp NoPorts missed %v frames", lost)

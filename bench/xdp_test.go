@@ -63,7 +63,7 @@ func (f *xdpFamily) loop(tb testing.TB, name string, size int) *measure.Loop {
 		tb.Fatal(err)
 	}
 	p := f.prog(name)
-	return &measure.Loop{Prog: p, Data: frame, Runs: f.objs.Runs, Prepare: f.holder.Held(p)}
+	return &measure.Loop{Prog: p, Data: frame, Runs: f.objs.Runs, Switch: f.holder.Held(p)}
 }
 
 // BenchmarkXDP answers: what does one run of an XDP program cost, timed by

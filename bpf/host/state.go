@@ -785,6 +785,14 @@ func inheritedLock(s string) (func(), bool) {
 	// Ours to pass on explicitly, not to every process we start.
 	unix.CloseOnExec(fd)
 	f := os.NewFile(uintptr(fd), lockPath)
+	return rememberLockFile(f, func() {
+		f.Close() // the parent's descriptor keeps the lock
+	}), true
+}
+
+// rememberLockFile records f as a held lock file (HeldLockFile) and
+// returns what releases it, once: forget it, then release.
+func rememberLockFile(f *os.File, release func()) func() {
 	lockState.mu.Lock()
 	lockState.held = append(lockState.held, f)
 	lockState.mu.Unlock()
@@ -792,9 +800,9 @@ func inheritedLock(s string) (func(), bool) {
 	return func() {
 		once.Do(func() {
 			forgetLockFile(f)
-			f.Close() // the parent's descriptor keeps the lock
+			release()
 		})
-	}, true
+	}
 }
 
 func forgetLockFile(f *os.File) {
@@ -837,18 +845,11 @@ func lockAt(path string, wait time.Duration) (func(), error) {
 	if err := f.Truncate(0); err == nil {
 		f.WriteAt(fmt.Appendf(nil, "%d\n%s\n", selfPID, self().cmdline), 0)
 	}
-	lockState.mu.Lock()
-	lockState.held = append(lockState.held, f)
-	lockState.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			forgetLockFile(f)
-			f.Truncate(0)
-			unix.Flock(int(f.Fd()), unix.LOCK_UN)
-			f.Close()
-		})
-	}, nil
+	return rememberLockFile(f, func() {
+		f.Truncate(0)
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}), nil
 }
 
 // lockHolder describes the process whose PID is in the lock file.

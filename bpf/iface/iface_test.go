@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -236,31 +235,10 @@ func TestSampleIface(t *testing.T) {
 	rs := rig.LoadReceivers(t)
 	AttachIface(t, ifc, rs.Prog("drop", "drop"))
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var sent uint64
-	var sendErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			n, err := tr.Send(50_000)
-			if err != nil {
-				sendErr = err
-				return
-			}
-			sent += n
-		}
-	}()
+	stop := tr.Flood(50_000)
 	var out bytes.Buffer
 	s, err := SampleIface(ifc, rs.RxCount(), 300*time.Millisecond, 100*time.Millisecond, &out)
-	close(stop)
-	wg.Wait()
+	sent, sendErr := stop()
 	if err != nil {
 		t.Fatal(err)
 	}

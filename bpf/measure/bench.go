@@ -24,7 +24,11 @@ var Units = []string{
 	// BenchmarkTrampoline: delta-ns/op per attached or chained program.
 	"Unit delta-ns/prog better=lower assume=nothing",
 	// BenchmarkAttach: real frames through XDP on a device.
+	// pps: a real NIC's measured rate; capacity-pps: 1e9 over the CPU
+	// time per packet of the rig's generating CPU, the rate that CPU
+	// could sustain, not a rate anything was measured at.
 	"Unit pps better=higher assume=nothing",
+	"Unit capacity-pps better=higher assume=nothing",
 	"Unit ns/pkt better=lower assume=nothing",
 	"Unit gen-ns/pkt better=lower assume=nothing",
 	"Unit rx-ns/pkt better=lower assume=nothing",

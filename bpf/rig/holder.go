@@ -118,7 +118,9 @@ func (h *Holder) Hold(p *ebpf.Program) error {
 	return nil
 }
 
-// Held returns a Prepare function for a Loop that holds p.
+// Held returns a state change for a Loop that holds p: a Loop.Switch, run
+// on the other CPU, so that what the kernel defers from updating the
+// dispatcher does not land on the measuring one.
 func (h *Holder) Held(p *ebpf.Program) func() error {
 	return func() error { return h.Hold(p) }
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -631,6 +632,39 @@ func (t *Traffic) Send(frames uint32) (uint64, error) {
 		return 0, err
 	}
 	return after.Gen - before.Gen, nil
+}
+
+// Flood sends batches of frames frames with gen, from another goroutine,
+// until the returned stop is called; stop returns how many frames were
+// made and the first error: traffic for a receiver the rig does not
+// manage, as Send.
+func (t *Traffic) Flood(frames uint32) (stop func() (uint64, error)) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var sent uint64
+	var err error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			n, e := t.Send(frames)
+			if e != nil {
+				err = e
+				return
+			}
+			sent += n
+		}
+	}()
+	return func() (uint64, error) {
+		close(done)
+		wg.Wait()
+		return sent, err
+	}
 }
 
 // settle waits until what the last call sent has arrived or stopped

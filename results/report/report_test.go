@@ -297,8 +297,8 @@ func TestPlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(svg, []byte(">call=tail<")) || bytes.Contains(svg, []byte("hops=1")) {
-		t.Error("the tail-call plot does not draw the chain as one line named call=tail")
+	if !bytes.Contains(svg, []byte(">call=tailcall<")) || bytes.Contains(svg, []byte("hops=1")) {
+		t.Error("the tail-call plot does not draw the chain as one line named call=tailcall")
 	}
 	// The mitigations=off file has only the baseline and prog=tc: no curve.
 	if written, err := Plots(files[1], dir); err != nil || len(written) != 0 {
@@ -357,5 +357,36 @@ func TestClaimsDocument(t *testing.T) {
 	}
 	if len(seen) == 0 {
 		t.Fatal("the claims table is empty")
+	}
+}
+
+// TestControlRefusesVerdicts: a file whose A/A rows miss 0 too often gets
+// no timing verdict, one whose rows cover 0 does, and the tail
+// probability is the binomial one.
+func TestControlRefusesVerdicts(t *testing.T) {
+	if p := binomialTail(18, 4, 0.05); math.Abs(p-0.0109) > 0.0005 {
+		t.Errorf("P(X >= 4 | n=18, p=0.05) = %.4f, want 0.0109", p)
+	}
+	if p := binomialTail(5, 0, 0.05); p != 1 {
+		t.Errorf("P(X >= 0) = %v, want 1", p)
+	}
+	mk := func(misses, n int) *File {
+		f := &File{Path: "x.txt", Runs: map[string][]Run{}}
+		name := "BenchmarkXDP/prog=aa/size=64"
+		f.Names = []string{name}
+		for i := range n {
+			d := 0.01
+			if i < misses {
+				d = 0.5
+			}
+			f.Runs[name] = append(f.Runs[name], Run{Name: ParseName(name), Values: map[string]float64{"delta-ns/op": d, "delta-ci95-ns": 0.05}})
+		}
+		return f
+	}
+	if why := mk(1, 20).ControlFails(); why != "" {
+		t.Errorf("1 miss in 20 refused: %s", why)
+	}
+	if why := mk(6, 20).ControlFails(); !strings.Contains(why, "6 of 20") {
+		t.Errorf("6 misses in 20: %q, want a refusal naming them", why)
 	}
 }

@@ -159,6 +159,10 @@ func evaluateOn(c *Claim, byBoot map[*Boot]*File) Outcome {
 			o.Verdict, o.Reason = NotMeasurable, f.Stem()+" comes from an emulated guest (virt: tcg): its timings show that the code ran, they are not measurements"
 			return o
 		}
+		if why := f.ControlFails(); why != "" {
+			o.Verdict, o.Reason = NotMeasurable, why
+			return o
+		}
 		name, x, err := f.Select(s)
 		var nm *notMeasurable
 		switch {

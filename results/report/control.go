@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"math"
+)
+
+// The A/A control rows: a family's baseline measured against itself
+// (BenchmarkXDP/prog=aa, BenchmarkDispatcher/dispatcher=aa). In each run
+// the interval of its delta should cover 0 with probability 0.95; a file
+// whose control rows miss 0 too often has intervals too narrow for its
+// machine, and no timing verdict may be drawn from it.
+
+// controlMissAlpha is how unlikely the misses must be, for honest 95%
+// intervals, before the control is said to fail.
+const controlMissAlpha = 0.01
+
+// isControl says whether a sub-benchmark is an A/A control row.
+func isControl(n Name) bool {
+	for _, v := range n.Keys {
+		if v == "aa" {
+			return true
+		}
+	}
+	return false
+}
+
+// Control counts the A/A control runs of the file and those whose 95%
+// interval (delta-ns/op ± delta-ci95-ns) misses 0.
+func (f *File) Control() (runs, misses int) {
+	for _, name := range f.Names {
+		for _, r := range f.Runs[name] {
+			if !isControl(r.Name) {
+				continue
+			}
+			d, ok1 := r.Values["delta-ns/op"]
+			h, ok2 := r.Values["delta-ci95-ns"]
+			if !ok1 || !ok2 {
+				continue
+			}
+			runs++
+			if math.Abs(d) > h {
+				misses++
+			}
+		}
+	}
+	return runs, misses
+}
+
+// ControlFails says why the file's intervals cannot be trusted, or "":
+// its A/A runs missed 0 more often than honest 95% intervals would with
+// probability controlMissAlpha.
+func (f *File) ControlFails() string {
+	runs, misses := f.Control()
+	if runs == 0 || binomialTail(runs, misses, 0.05) >= controlMissAlpha {
+		return ""
+	}
+	return fmt.Sprintf("%s fails its A/A control: %d of %d runs of the baseline against itself have an interval that misses 0 (honest 95%% intervals do that this often with probability %.2g): its intervals are too narrow for its machine",
+		f.Stem(), misses, runs, binomialTail(runs, misses, 0.05))
+}
+
+// binomialTail is P(X >= k) for X ~ Binomial(n, p).
+func binomialTail(n, k int, p float64) float64 {
+	if k <= 0 {
+		return 1
+	}
+	var sum float64
+	for i := k; i <= n; i++ {
+		lc, _ := math.Lgamma(float64(n + 1))
+		la, _ := math.Lgamma(float64(i + 1))
+		lb, _ := math.Lgamma(float64(n - i + 1))
+		sum += math.Exp(lc - la - lb + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
+	}
+	return math.Min(sum, 1)
+}
