@@ -175,8 +175,17 @@ func labelsFrom(s source) []Label {
 		{"smt", smtLabel(s)},
 		{"cpu-governor", governorLabel(s)},
 		{"commit", s.commit()},
-		{"runstamp", s.start.UTC().Format("20060102T150405Z")},
+		{"runstamp", runstamp(s)},
 	}
+}
+
+// runstamp is when the run started, or BPFBENCH_RUNSTAMP when `make
+// bench` runs the suite in several passes that make one run.
+func runstamp(s source) string {
+	if v := s.getenv("BPFBENCH_RUNSTAMP"); v != "" && checkLabel(Label{"runstamp", v}) == nil {
+		return v
+	}
+	return s.start.UTC().Format("20060102T150405Z")
 }
 
 // smtLabel says whether SMT siblings share the machine's cores (a sibling's

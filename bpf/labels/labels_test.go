@@ -404,3 +404,25 @@ func TestDetectCallDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestRunstampOverride: the passes of one `make bench` share a runstamp
+// through BPFBENCH_RUNSTAMP; without it, or with a value that cannot be a
+// label, the run's own start time is used.
+func TestRunstampOverride(t *testing.T) {
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for env, want := range map[string]string{
+		"20261201T115603Z": "20261201T115603Z",
+		"":                 "20261201T100000Z",
+		"a\nb":             "20261201T100000Z",
+	} {
+		s := source{getenv: func(k string) string {
+			if k == "BPFBENCH_RUNSTAMP" {
+				return env
+			}
+			return ""
+		}, start: start}
+		if got := runstamp(s); got != want {
+			t.Errorf("BPFBENCH_RUNSTAMP=%q: runstamp %q, want %q", env, got, want)
+		}
+	}
+}
