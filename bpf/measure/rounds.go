@@ -183,20 +183,21 @@ func (r *Rounds) Location(s int) Estimate { return lowQuantile(r.Ns[s]) }
 // Paired is the median per-round difference a - b, with a 95% interval
 // from a block bootstrap over the rounds.
 func (r *Rounds) Paired(a, b int) Estimate {
-	d := make([]float64, r.Count())
-	for i := range d {
-		d[i] = r.Ns[a][i] - r.Ns[b][i]
-	}
-	return median(d)
+	return r.perRound(a, b, func(x, y float64) float64 { return x - y })
 }
 
 // Relative is the median per-round difference a - b as a fraction of b in
 // the same round: it cancels the machine's speed level, which an absolute
 // difference scales with.
 func (r *Rounds) Relative(a, b int) Estimate {
+	return r.perRound(a, b, func(x, y float64) float64 { return (x - y) / y })
+}
+
+// perRound is the median of f over the rounds' pairs of streams a and b.
+func (r *Rounds) perRound(a, b int, f func(x, y float64) float64) Estimate {
 	d := make([]float64, r.Count())
 	for i := range d {
-		d[i] = (r.Ns[a][i] - r.Ns[b][i]) / r.Ns[b][i]
+		d[i] = f(r.Ns[a][i], r.Ns[b][i])
 	}
 	return median(d)
 }
