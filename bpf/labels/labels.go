@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -143,12 +144,14 @@ func labelsFrom(s source) []Label {
 		unameV = version
 	}
 
+	virt := detectVirt(s.getenv("BPFBENCH_VIRT"), s.hvSignature(), oneLine(string(xen)), cpu, string(clocksources), oneLine(string(dmiVendor)))
 	return []Label{
 		{"cpu-vendor", cpu.vendor()},
 		{"cpu-family-model", cpu.familyModel()},
 		{"kernel", release},
 		{"kernel-version", version},
-		{"virt", detectVirt(s.getenv("BPFBENCH_VIRT"), s.hvSignature(), oneLine(string(xen)), cpu, string(clocksources), oneLine(string(dmiVendor)))},
+		{"virt", virt},
+		{"icount-shift", icountShift(s, virt)},
 		{"mitigations", mitigations},
 		{"cmdline-mitigations", cmdMitigations},
 		{"spectre-v2", v2},
@@ -177,6 +180,24 @@ func labelsFrom(s source) []Label {
 		{"commit", s.commit()},
 		{"runstamp", runstamp(s)},
 	}
+}
+
+// Icount is the virt label of a guest whose clocks count instructions
+// (QEMU's -icount, tools/vmexec's VMEXEC_ICOUNT).
+const Icount = "tcg-icount"
+
+// icountShift is the icount shift S of an instruction-counting guest, as
+// its runner says (BPFBENCH_ICOUNT_SHIFT): each instruction advances the
+// clocks by 2^S ns. "none" where the clocks keep time.
+func icountShift(s source, virt string) string {
+	if virt != Icount {
+		return "none"
+	}
+	v := s.getenv("BPFBENCH_ICOUNT_SHIFT")
+	if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 10 {
+		return "unknown (BPFBENCH_ICOUNT_SHIFT " + strconv.Quote(v) + ")"
+	}
+	return v
 }
 
 // runstamp is when the run started, or BPFBENCH_RUNSTAMP when `make

@@ -104,7 +104,7 @@ func at(s []string, i int) string {
 }
 
 var labelKeys = []string{
-	"cpu-vendor", "cpu-family-model", "kernel", "kernel-version", "virt",
+	"cpu-vendor", "cpu-family-model", "kernel", "kernel-version", "virt", "icount-shift",
 	"mitigations", "cmdline-mitigations", "spectre-v2", "retbleed",
 	"spec-rstack-overflow", "spectre-v1", "meltdown", "its", "retpoline", "ibt",
 	"cfi", "call-depth-tracking", "bpf-jit-enable", "bpf-jit-harden",
