@@ -291,17 +291,17 @@ func ifaceRxBound(s iface.IfaceSample) (bound bool, lostFrac float64) {
 func reportIface(b *testing.B, s iface.IfaceSample) {
 	b.Helper()
 	p := s.Packets()
-	b.ReportMetric(0, "ns/op")
-	b.ReportMetric(float64(p)/s.Duration.Seconds(), "pps")
+	measure.Report(b, 0, "ns/op")
+	measure.Report(b, float64(p)/s.Duration.Seconds(), "pps")
 	if p > 0 {
-		b.ReportMetric(s.NsPerPkt(), "ns/pkt")
+		measure.Report(b, s.NsPerPkt(), "ns/pkt")
 	}
 	busy := s.Busy()
-	b.ReportMetric(busy, "rx-cpu-busy")
-	b.ReportMetric(float64(s.Missed), "lost-pkts")
+	measure.Report(b, busy, "rx-cpu-busy")
+	measure.Report(b, float64(s.Missed), "lost-pkts")
 	rxBound, lostFrac := ifaceRxBound(s)
-	b.ReportMetric(lostFrac, "lost-frac")
-	b.ReportMetric(b2f(rxBound), "rx-bound")
+	measure.Report(b, lostFrac, "lost-frac")
+	measure.Report(b, b2f(rxBound), "rx-bound")
 }
 
 func ifaceVerdict(s iface.IfaceSample) string {

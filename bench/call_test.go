@@ -206,7 +206,7 @@ func BenchmarkCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			if r.HaveDelta {
-				b.ReportMetric(r.Delta.Value/float64(v.hops), "ns/call")
+				measure.Report(b, r.Delta.Value/float64(v.hops), "ns/call")
 			}
 		})
 	}

@@ -153,7 +153,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "bpfbench:", err)
 			return 1
 		}
-		for _, u := range measure.Units {
+		for _, u := range measure.UnitLines() {
 			fmt.Println(u)
 		}
 		for _, l := range ls {

@@ -467,7 +467,7 @@ func (f *mitigationsFamily) bench(b *testing.B, v mitigationVariant, base *mitig
 	if err := w.check(); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(n), "jited-bytes")
+	measure.Report(b, float64(n), "jited-bytes")
 }
 
 // benchSpec measures a speculation control variant. The control is per

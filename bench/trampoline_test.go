@@ -311,7 +311,7 @@ func (f *trampolineFamily) benchChain(b *testing.B, attach string, n int) {
 // reportPerTrampProg reports the delta per attached program.
 func reportPerTrampProg(b *testing.B, r measure.Result, n int) {
 	if r.HaveDelta {
-		b.ReportMetric(r.Delta.Value/float64(n), "delta-ns/prog")
+		measure.Report(b, r.Delta.Value/float64(n), "delta-ns/prog")
 	}
 }
 

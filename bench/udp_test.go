@@ -155,7 +155,7 @@ func BenchmarkUDP(b *testing.B) {
 			}
 			reportAttach(b, r, res)
 			st.report(b, dropFrac, res.Ns)
-			b.ReportMetric(callsPerSec, "calls/s")
+			measure.Report(b, callsPerSec, "calls/s")
 			msg += verdict + "; " + figures
 			if other := int64(res.Lost) - int64(drops); float64(other) > rig.MaxLostFrac*float64(res.Total.Gen) {
 				msg += fmt.Sprintf("\n  %d frames were lost before the socket", other)

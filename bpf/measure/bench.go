@@ -9,50 +9,6 @@ import (
 	"bpfbench/bpf/probe"
 )
 
-// Units is the benchfmt metadata of the custom units the suite reports,
-// printed before the results (`Unit <name> <key>=<value>`).
-var Units = []string{
-	"Unit ns/op assume=nothing",
-	"Unit kernel-ns/op better=lower assume=nothing",
-	"Unit delta-ns/op better=lower assume=nothing",
-	"Unit delta-ci95-ns better=lower assume=nothing",
-	"Unit call-us better=lower assume=nothing",
-	// BenchmarkMitigations: the JIT image size (hardening grows it).
-	"Unit jited-bytes better=lower assume=nothing",
-	// BenchmarkCall: delta-ns/op per call or tail call.
-	"Unit ns/call better=lower assume=nothing",
-	// BenchmarkTrampoline: delta-ns/op per attached or chained program.
-	"Unit delta-ns/prog better=lower assume=nothing",
-	// BenchmarkAttach: real frames through XDP on a device.
-	// pps: a real NIC's measured rate; capacity-pps: 1e9 over the CPU
-	// time per packet of the rig's generating CPU, the rate that CPU
-	// could sustain, not a rate anything was measured at.
-	"Unit pps better=higher assume=nothing",
-	"Unit capacity-pps better=higher assume=nothing",
-	"Unit ns/pkt better=lower assume=nothing",
-	"Unit gen-ns/pkt better=lower assume=nothing",
-	"Unit rx-ns/pkt better=lower assume=nothing",
-	"Unit rx-ci95-ns better=lower assume=nothing",
-	"Unit delta-ns/pkt better=lower assume=nothing",
-	"Unit lost-pkts better=lower assume=exact",
-	"Unit lost-frac better=lower assume=nothing",
-	"Unit rx-bound better=higher assume=exact",
-	"Unit rx-cpu-busy assume=nothing",
-	// BenchmarkAFXDP, BenchmarkCpumap, BenchmarkUDP: the stage on the other
-	// CPU (the AF_XDP application, the cpumap kthread, the UDP receiver).
-	"Unit remote-ns/pkt better=lower assume=nothing",
-	"Unit remote-pps better=higher assume=nothing",
-	"Unit remote-cpu-busy assume=nothing",
-	"Unit remote-cpu-wait better=lower assume=nothing",
-	"Unit remote-bound better=higher assume=exact",
-	"Unit calls/s better=higher assume=nothing",
-	// Every family: the paired difference as a fraction of the baseline
-	// in the same round, and the measurements taken again.
-	"Unit delta-rel better=lower assume=nothing",
-	"Unit remeasured better=lower assume=exact",
-	"Unit clock-disagree better=lower assume=nothing",
-}
-
 // BenchOptions control how a variant is benchmarked.
 type BenchOptions struct {
 	// CPU the measuring thread is pinned to.
@@ -90,6 +46,11 @@ func Once(b *testing.B, measure func()) {
 			measure()
 			done = true
 		}
+	}
+	if _, ok := probe.Icount(); ok {
+		// Go's own ns/op is the virtual time of the whole benchmark:
+		// instructions, of setup included, not a cost of anything.
+		b.ReportMetric(0, "ns/op")
 	}
 }
 
@@ -151,20 +112,20 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 	if r.Remeasured > 0 {
 		b.Logf("%d measurements of %d rounds were taken again (EINTR, or the clocks disagreed)", r.Remeasured, r.Rounds)
 	}
-	b.ReportMetric(r.Ns, "ns/op")
+	Report(b, r.Ns, "ns/op")
 	if kernelTimed {
-		b.ReportMetric(r.KernelNs, "kernel-ns/op")
+		Report(b, r.KernelNs, "kernel-ns/op")
 		b.ReportMetric(float64(r.Disagreed)/float64(max(r.Rounds, 1)), "clock-disagree")
 	}
-	b.ReportMetric(r.CallUs, "call-us")
+	Report(b, r.CallUs, "call-us")
 	b.ReportMetric(float64(r.Remeasured), "remeasured")
 	// A delta between two loops timed by the kernel's whole-ns average
 	// (KernelClock) is a truncation artifact, not a difference: none.
 	if r.HaveDelta && !v.KernelClock {
-		b.ReportMetric(r.Delta.Value, "delta-ns/op")
+		Report(b, r.Delta.Value, "delta-ns/op")
 		b.ReportMetric(r.Rel.Value, "delta-rel")
 		if h := r.Delta.Half(); !math.IsInf(h, 0) {
-			b.ReportMetric(h, "delta-ci95-ns")
+			Report(b, h, "delta-ci95-ns")
 		}
 	}
 	return r
