@@ -14,23 +14,32 @@ RUNSTAMP  := $(shell date -u +%Y%m%dT%H%M%SZ)
 RESULT    ?= results/$(RUNSTAMP)-$(shell hostname -s)-$(shell uname -r)-$(LABEL).txt
 
 # Other kernels, booted in QEMU around the test binary (tools/vmexec).
-# KERNEL is a series fetched by `make kernels` (5.10, 6.1, 6.12) or the path
+# KERNEL is a series fetched by `make kernels` (5.10, 6.1, 6.12, 7.3) or the path
 # of a bzImage; VMEXEC_CMDLINE=... adds kernel options (mitigations=off).
-KERNELS   ?= 5.10 6.1 6.12
+KERNELS   ?= 5.10 6.1 6.12 7.3
 KERNELDIR ?= .cache/kernels
 VMKERNEL   = $(abspath $(if $(wildcard $(KERNEL)),$(KERNEL),$(KERNELDIR)/$(KERNEL)/vmlinuz))
 VMREL      = $(patsubst vmlinuz-%,%,$(notdir $(realpath $(VMKERNEL))))
-VMACCEL   ?= $(shell test -r /dev/kvm -a -w /dev/kvm && echo kvm || echo tcg)
+# ICOUNT=S counts instructions instead of keeping time (QEMU -icount
+# shift=S, single-threaded TCG, one vCPU: tools/vmexec's VMEXEC_ICOUNT):
+# results report instrs/op, the same on every run and host. ICOUNT=0 makes
+# one instruction one count.
+ICOUNT    ?=
+VMACCEL   ?= $(if $(ICOUNT),tcg,$(shell test -r /dev/kvm -a -w /dev/kvm && echo kvm || echo tcg))
+VMVIRT     = $(if $(ICOUNT),icount,$(VMACCEL))
 VMTIMEOUT ?= 60m
 # Under TCG a benchmark second takes a minute and measures nothing: vmbench
 # runs each benchmark once, briefly, unless COUNT or BENCHTIME are given.
+# Under ICOUNT a run is exact to a fraction of an instruction, given enough
+# rounds for the median to step over the ticks and preemptions that land in
+# some: 200ms of virtual time (200M instructions) per row, once.
 VMCOUNT     = $(if $(and $(filter tcg,$(VMACCEL)),$(filter file,$(origin COUNT))),1,$(COUNT))
-VMBENCHTIME = $(if $(and $(filter tcg,$(VMACCEL)),$(filter file,$(origin BENCHTIME))),1x,$(BENCHTIME))
-VMRESULT  ?= results/$(RUNSTAMP)-qemu-$(VMACCEL)-$(VMREL)-$(LABEL).txt
+VMBENCHTIME = $(if $(and $(filter tcg,$(VMACCEL)),$(filter file,$(origin BENCHTIME))),$(if $(ICOUNT),200ms,1x),$(BENCHTIME))
+VMRESULT  ?= results/$(RUNSTAMP)-qemu-$(VMVIRT)-$(VMREL)-$(LABEL).txt
 # Skipped in guests: it runs every benchmark again to prove the host's
 # interfaces unchanged, and a guest has none but lo; vmsmoke runs them.
 VMSKIP    ?= ^TestScenarioHostInterfaces$$
-VMGOTEST   = KERNEL=$(VMKERNEL) VMEXEC_ACCEL=$(VMACCEL) CGO_ENABLED=0 $(GO) test -exec $(CURDIR)/tools/vmexec \
+VMGOTEST   = KERNEL=$(VMKERNEL) VMEXEC_ACCEL=$(VMACCEL) $(if $(ICOUNT),VMEXEC_ICOUNT=$(ICOUNT)) CGO_ENABLED=0 $(GO) test -exec $(CURDIR)/tools/vmexec \
 	-ldflags '$(LDFLAGS)' -timeout $(VMTIMEOUT) -p 1
 
 .PHONY: help deps generate check-generate test bench smoke compare vmdeps kernels vmtest vmbench vmsmoke vmkernel
@@ -82,7 +91,7 @@ vmdeps: ## install what booting other kernels needs: QEMU, busybox, cpio (Debian
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends --no-upgrade qemu-system-x86 busybox-static cpio file xz-utils zstd kmod iproute2 debian-archive-keyring
 
-kernels: ## fetch Debian's cloud kernels KERNELS=... (default 5.10 6.1 6.12) into .cache/kernels/
+kernels: ## fetch Debian's cloud kernels KERNELS=... (default 5.10 6.1 6.12 7.3) into .cache/kernels/
 	KERNELS_DIR=$(KERNELDIR) tools/kernels $(KERNELS)
 
 vmkernel:
@@ -92,10 +101,14 @@ vmkernel:
 vmtest: vmkernel ## run the tests in a guest: make vmtest KERNEL=6.1 [VMEXEC_CMDLINE=...]
 	$(VMGOTEST) -count 1 $(if $(VMSKIP),-skip '$(VMSKIP)') ./...
 
-vmbench: vmkernel ## run the benchmarks in a guest and save them, with skip reasons, under results/: make vmbench KERNEL=6.1 LABEL=...
+vmbench: vmkernel ## run the benchmarks in a guest and save them, with skip reasons, under results/: make vmbench KERNEL=6.1 [ICOUNT=0] LABEL=...
 	@mkdir -p results
 	$(VMGOTEST) -run '^$$' -bench '$(BENCH)' -benchtime $(VMBENCHTIME) -count $(VMCOUNT) -v ./bench | tee $(VMRESULT)
 	@echo saved $(VMRESULT)
 
 vmsmoke: vmkernel ## run every benchmark once in a guest, with skip reasons, failing if any fails (what CI does per kernel)
 	$(VMGOTEST) -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -v ./bench
+
+.PHONY: kcfi-kernels
+kcfi-kernels: ## build the kCFI kernel pair (CONFIG_CFI_CLANG=y/n, clang) from Debian's linux-source-6.12 into .cache/kernels/6.12-kcfi, 6.12-nocfi (as root; ~1 h)
+	KERNELS_DIR=$(KERNELDIR) tools/kcfi
