@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"bpfbench/bpf"
@@ -14,8 +15,9 @@ import (
 )
 
 // xdpPrograms are the core XDP programs (progs/xdp.c). drop is the program
-// of the kernel selftest xdp_perf and the family's baseline.
-var xdpPrograms = []string{"drop", "pass", "tx", "parse", "touch"}
+// of the kernel selftest xdp_perf and the family's baseline; add64 is drop
+// plus 64 register additions, the calibration of instruction counts.
+var xdpPrograms = []string{"drop", "pass", "tx", "parse", "touch", "add64"}
 
 // xdpSizes are the frame sizes: the Ethernet minimum and a full MTU frame.
 var xdpSizes = []int{64, 1500}
@@ -50,6 +52,8 @@ func (f *xdpFamily) prog(name string) *ebpf.Program {
 		return f.objs.Parse
 	case "touch":
 		return f.objs.Touch
+	case "add64":
+		return f.objs.Add64
 	}
 	panic("unknown XDP program " + name)
 }
@@ -64,6 +68,30 @@ func (f *xdpFamily) loop(tb testing.TB, name string, size int) *measure.Loop {
 	}
 	p := f.prog(name)
 	return &measure.Loop{Prog: p, Data: frame, Runs: f.objs.Runs, Switch: f.holder.Held(p)}
+}
+
+// calibrate checks the instruction-count mode against the JIT: in a guest
+// whose clocks count instructions, add64 minus drop must be the number of
+// machine instructions add64's JIT'ed image has more than drop's, within
+// half an instruction. Anywhere else the delta is a time (about 64 cycles
+// of dependent additions) and nothing is checked.
+func (f *xdpFamily) calibrate(b *testing.B, r measure.Result) {
+	b.Helper()
+	shift, ok := probe.Icount()
+	if !ok {
+		return
+	}
+	add, err := bpf.JitedInstructions(f.objs.Add64)
+	probe.Require(b, err, "count add64's JIT'ed instructions")
+	drop, err := bpf.JitedInstructions(f.objs.Drop)
+	probe.Require(b, err, "count drop's JIT'ed instructions")
+	want := float64(add - drop)
+	got := r.Delta.Value / math.Exp2(float64(shift))
+	if !r.HaveDelta || math.Abs(got-want) > 0.5 {
+		b.Errorf("calibration: add64 - drop counted %.2f instructions, the JIT images differ by %.0f: the clocks do not count instructions", got, want)
+		return
+	}
+	say(b, "calibration", fmt.Sprintf("add64 - drop = %.2f instructions, JIT images differ by %.0f", got, want))
 }
 
 // BenchmarkXDP answers: what does one run of an XDP program cost, timed by
@@ -85,7 +113,10 @@ func BenchmarkXDP(b *testing.B) {
 					measure.Bench(b, v, nil, benchOptions())
 					return
 				}
-				measure.Bench(b, v, base, benchOptions())
+				r := measure.Bench(b, v, base, benchOptions())
+				if name == "add64" {
+					f.calibrate(b, r)
+				}
 			})
 		}
 		// The A/A control: drop against drop, measured exactly as the

@@ -17,6 +17,7 @@ import (
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	XDPMapProtoCount = "proto_count"
+	XDPProgAdd64     = "add64"
 	XDPProgDrop      = "drop"
 	XDPProgParse     = "parse"
 	XDPProgPass      = "pass"
@@ -67,6 +68,7 @@ type XDPSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type XDPProgramSpecs struct {
+	Add64 *ebpf.ProgramSpec `ebpf:"add64"`
 	Drop  *ebpf.ProgramSpec `ebpf:"drop"`
 	Parse *ebpf.ProgramSpec `ebpf:"parse"`
 	Pass  *ebpf.ProgramSpec `ebpf:"pass"`
@@ -128,6 +130,7 @@ type XDPVariables struct {
 //
 // It can be passed to LoadXDPObjects or ebpf.CollectionSpec.LoadAndAssign.
 type XDPPrograms struct {
+	Add64 *ebpf.Program `ebpf:"add64"`
 	Drop  *ebpf.Program `ebpf:"drop"`
 	Parse *ebpf.Program `ebpf:"parse"`
 	Pass  *ebpf.Program `ebpf:"pass"`
@@ -137,6 +140,7 @@ type XDPPrograms struct {
 
 func (p *XDPPrograms) Close() error {
 	return _XDPClose(
+		p.Add64,
 		p.Drop,
 		p.Parse,
 		p.Pass,

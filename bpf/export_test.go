@@ -1,0 +1,4 @@
+package bpf
+
+// Endbr is endbr, for the external tests.
+var Endbr = endbr
