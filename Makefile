@@ -19,7 +19,8 @@ RESULT    ?= results/$(RUNSTAMP)-$(shell hostname -s)-$(shell uname -r)-$(LABEL)
 KERNELS   ?= 5.10 6.1 6.12 7.3
 KERNELDIR ?= .cache/kernels
 VMKERNEL   = $(abspath $(if $(wildcard $(KERNEL)),$(KERNEL),$(KERNELDIR)/$(KERNEL)/vmlinuz))
-VMREL      = $(patsubst vmlinuz-%,%,$(notdir $(realpath $(VMKERNEL))))
+# The release: boot/vmlinuz-<rel>, or usr/lib/modules/<rel>/vmlinuz.
+VMREL      = $(if $(filter vmlinuz,$(notdir $(realpath $(VMKERNEL)))),$(notdir $(patsubst %/,%,$(dir $(realpath $(VMKERNEL))))),$(patsubst vmlinuz-%,%,$(notdir $(realpath $(VMKERNEL)))))
 # ICOUNT=S counts instructions instead of keeping time (QEMU -icount
 # shift=S, single-threaded TCG, one vCPU: tools/vmexec's VMEXEC_ICOUNT):
 # results report instrs/op, the same on every run and host. ICOUNT=0 makes

@@ -132,8 +132,20 @@ func BenchmarkDispatcher(b *testing.B) {
 				if err := v.Switch(); err != nil {
 					b.Fatal(err)
 				}
+				// Where the measured program sorts among the fillers
+				// decides its path through the dispatcher's binary
+				// search (the same in every sample: the fillers are
+				// attached in one order).
+				rank, rankErr := fillers[m.name].Rank(f.objs.Drop)
 				failpoint(b, "dispatcher-"+level)
 				measure.Bench(b, v, base, benchOptions())
+				if k < rig.DispatcherMax {
+					if rankErr == nil {
+						measure.Report(b, float64(rank), "dispatcher-rank")
+					} else {
+						b.Logf("dispatcher-rank: %v", rankErr)
+					}
+				}
 			})
 		}
 	}

@@ -50,6 +50,10 @@ var Units = []string{
 	"Unit delta-rel better=lower assume=nothing",
 	"Unit remeasured better=lower assume=exact",
 	"Unit clock-disagree better=lower assume=nothing",
+	// BenchmarkDispatcher: how many attached fillers' JIT images lie
+	// below the measured program's, which sets its path through the
+	// dispatcher's binary search.
+	"Unit dispatcher-rank assume=exact",
 }
 
 // Report is b.ReportMetric in the units of what the clocks count. Where

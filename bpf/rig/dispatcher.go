@@ -84,3 +84,39 @@ func (f *Filler) Set(k int) error {
 		return nil
 	})
 }
+
+// Rank is where p sorts among the attached fillers by the address of its
+// JIT'ed image: how many of them lie below it. The dispatcher's direct
+// calls are a binary search over the programs' sorted addresses
+// (arch_prepare_bpf_dispatcher), so the compares on p's path depend on its
+// rank, and a rank that differs between two runs is a different path of
+// the same occupancy, not noise.
+func (f *Filler) Rank(p *ebpf.Program) (int, error) {
+	at, err := jitAddr(p)
+	if err != nil {
+		return 0, err
+	}
+	rank := 0
+	for i := range f.links {
+		a, err := jitAddr(f.progs[i])
+		if err != nil {
+			return 0, err
+		}
+		if a < at {
+			rank++
+		}
+	}
+	return rank, nil
+}
+
+func jitAddr(p *ebpf.Program) (uintptr, error) {
+	info, err := p.Info()
+	if err != nil {
+		return 0, fmt.Errorf("program info: %w", err)
+	}
+	addrs, ok := info.JitedKsymAddrs()
+	if !ok || len(addrs) == 0 || addrs[0] == 0 {
+		return 0, fmt.Errorf("address of %s's JIT image: not shown (kptr_restrict)", info.Name)
+	}
+	return addrs[0], nil
+}
