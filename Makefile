@@ -104,7 +104,7 @@ vmtest: vmkernel ## run the tests in a guest: make vmtest KERNEL=6.1 [VMEXEC_CMD
 
 vmbench: vmkernel ## run the benchmarks in a guest and save them, with skip reasons, under results/: make vmbench KERNEL=6.1 [ICOUNT=0] LABEL=...
 	@mkdir -p results
-	$(VMGOTEST) -run '^$$' -bench '$(BENCH)' -benchtime $(VMBENCHTIME) -count $(VMCOUNT) -v ./bench | tee $(VMRESULT)
+	set -o pipefail; $(VMGOTEST) -run '^$$' -bench '$(BENCH)' -benchtime $(VMBENCHTIME) -count $(VMCOUNT) -v ./bench | tee $(VMRESULT)
 	@echo saved $(VMRESULT)
 
 vmsmoke: vmkernel ## run every benchmark once in a guest, with skip reasons, failing if any fails (what CI does per kernel)
