@@ -203,7 +203,7 @@ func icountShift(s source, virt string) string {
 // runstamp is when the run started, or BPFBENCH_RUNSTAMP when `make
 // bench` runs the suite in several passes that make one run.
 func runstamp(s source) string {
-	if v := s.getenv("BPFBENCH_RUNSTAMP"); v != "" && checkLabel(Label{"runstamp", v}) == nil {
+	if v := strings.TrimSpace(s.getenv("BPFBENCH_RUNSTAMP")); v != "" && checkLabel(Label{"runstamp", v}) == nil {
 		return v
 	}
 	return s.start.UTC().Format("20060102T150405Z")
@@ -286,10 +286,14 @@ func (c cmdline) values(name string) []string {
 }
 
 // last is the value of the last name=value option (the one the kernel
-// keeps), or def.
+// keeps), or def. A blank value (mitigations=), which the kernel's
+// parsers reject and ignore, is skipped.
 func (c cmdline) last(name, def string) string {
-	if vs := c.values(name); len(vs) > 0 {
-		return vs[len(vs)-1]
+	vs := c.values(name)
+	for i := len(vs) - 1; i >= 0; i-- {
+		if v := oneLine(vs[i]); v != "" {
+			return v
+		}
 	}
 	return def
 }
@@ -351,7 +355,7 @@ func parseCPUInfo(s string) cpuInfo {
 			}
 			continue
 		}
-		ci.fields[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		ci.fields[strings.TrimSpace(k)] = oneLine(v)
 	}
 	if f, ok := ci.fields["flags"]; ok {
 		ci.flags = map[string]bool{}
@@ -428,7 +432,7 @@ func parseConfig(b []byte) map[string]string {
 		if name, ok := strings.CutSuffix(strings.TrimPrefix(line, "# "), " is not set"); ok && strings.HasPrefix(line, "# CONFIG_") {
 			m[name] = "n"
 		} else if k, v, ok := strings.Cut(line, "="); ok && strings.HasPrefix(k, "CONFIG_") {
-			m[k] = strings.Trim(v, `"`)
+			m[k] = oneLine(strings.Trim(strings.TrimSpace(v), `"`))
 		}
 	}
 	return m
@@ -612,7 +616,9 @@ func detectCallDepth(cfg kconfig, cmd cmdline, retbleed string, retbleedOK, vuln
 // without it, PREEMPT_DYNAMIC kernels only say how they booted.
 func parsePreempt(debugfs, unameV string, cfg kconfig, cmd cmdline) string {
 	if i, j := strings.Index(debugfs, "("), strings.Index(debugfs, ")"); i >= 0 && j > i {
-		return debugfs[i+1 : j]
+		if mode := oneLine(debugfs[i+1 : j]); mode != "" {
+			return mode
+		}
 	}
 	words := strings.Fields(unameV)
 	has := func(w string) bool {
