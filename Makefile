@@ -85,8 +85,8 @@ compare: ## compare two results files: make compare A=old.txt B=new.txt [COL=...
 	$(GO) tool benchstat -table '' $(if $(COL),-col $(COL)) $(A) $(B)
 
 .PHONY: report
-report: ## verdicts on CLAIMS.md and SVG plots: make report [FILES="results/a.txt results/b.txt"] (default: newest file)
-	$(GO) run ./results/report $(or $(FILES),$(lastword $(sort $(wildcard results/*.txt))))
+report: ## verdicts on docs/claims.md and SVG plots: make report [FILES="results/a.txt results/b.txt"] [REPORTFLAGS=-plots=false] (default: newest file)
+	$(GO) run ./results/report $(REPORTFLAGS) $(or $(FILES),$(lastword $(sort $(wildcard results/*.txt))))
 
 vmdeps: ## install what booting other kernels needs: QEMU, busybox, cpio (Debian/Ubuntu, as root)
 	apt-get update -qq

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -11,7 +12,11 @@ import (
 // (TestClaimsDocument). Adding a claim is adding a row:
 // what was claimed, the published figure converted to ns per packet or
 // call with the range its source allows (Published), and which
-// benchmark's metric measures the same quantity here (Measure).
+// benchmark's metric measures the same quantity here (Measure); for a
+// claim that also says which way a path's instruction count goes, the
+// same rows in instruction-count files (Shape); for one without a figure,
+// what a file's labels mean for it (Info). Every selector must match a
+// row the suite writes (TestClaimSelectorsMatchResults).
 //
 // The published range is the published figure's own uncertainty, from how
 // it was produced: a whole-ns figure from test_run is truncated, a rate
@@ -153,9 +158,8 @@ var claims = []Claim{
 		Text:      "XDP_REDIRECT costs ~6.7 ns per packet more than XDP_TX",
 		Published: mpps(13.24, 14.53, "XDP_REDIRECT 13.24 vs XDP_TX 14.53 Mpps"),
 		Measure: Measure{
-			What: "the receiver's cost (rx-ns/pkt: per packet, minus the generator alone) with action=redirect minus with action=tx, native veth",
-			A:    sel("BenchmarkAttach/action=redirect/mode=native/prog=drop/dispatcher=direct", "rx-ns/pkt"),
-			B:    sel("BenchmarkAttach/action=tx/mode=native/prog=drop/dispatcher=direct", "rx-ns/pkt"),
+			What: "the redirect row's paired delta against its reference, action=tx (same mode, program and dispatcher), measured in the same rounds; native veth",
+			A:    sel("BenchmarkAttach/action=redirect/mode=native/prog=drop/dispatcher=direct", "delta-ns/pkt"),
 		},
 	},
 	{
@@ -201,6 +205,89 @@ var claims = []Claim{
 		},
 		Same: []string{"mitigations", "retpoline", "cfi"},
 	},
+	// §6 The trampoline's "jmp" mode (Linux 6.19).
+	{
+		ID:        "6.1",
+		Text:      "jmp mode: an fexit program costs ~5.1 ns less per call (fexit 80.5 -> 136.5 M/s)",
+		Published: triggers(136.5, 80.5, "run_bench_trigger.sh, trig-fexit 80.5 -> 136.5 M/s (12.42 -> 7.33 ns per trigger)"),
+		Measure: Measure{
+			What: "the fexit row's paired delta against its base on a kernel from 6.19 on minus the same on a kernel before 6.19",
+			A:    sel("BenchmarkTrampoline/target=helper/attach=fexit", "delta-ns/op").on(jmpKernel),
+			B:    sel("BenchmarkTrampoline/target=helper/attach=fexit", "delta-ns/op").on(callKernel),
+			Note: "the two files differ in everything else the kernels changed between them",
+		},
+		Same: []string{"mitigations", "retpoline", "cfi"},
+		Shape: &Shape{Change: Shorter, Measure: Measure{
+			What: "the fexit row's delta in instructions per call, newer kernel minus older",
+			A:    sel("BenchmarkTrampoline/target=helper/attach=fexit", "delta-instrs/op").on(icountJmp),
+			B:    sel("BenchmarkTrampoline/target=helper/attach=fexit", "delta-instrs/op").on(icountCall),
+		}},
+	},
+	{
+		ID:        "6.2",
+		Text:      "jmp mode: an fmod_ret program costs ~6.5 ns less per call (fmod_ret 78.3 -> 159.2 M/s)",
+		Published: triggers(159.2, 78.3, "run_bench_trigger.sh, trig-fmodret 78.3 -> 159.2 M/s (12.77 -> 6.28 ns per trigger)"),
+		Measure: Measure{
+			What: "the fmod_ret row's paired delta against its base (target=kfunc) on a kernel from 6.19 on minus the same before 6.19",
+			A:    sel("BenchmarkTrampoline/target=kfunc/attach=fmod_ret", "delta-ns/op").on(jmpKernel),
+			B:    sel("BenchmarkTrampoline/target=kfunc/attach=fmod_ret", "delta-ns/op").on(callKernel),
+			Note: "the two files differ in everything else the kernels changed between them",
+		},
+		Same: []string{"mitigations", "retpoline", "cfi"},
+		Shape: &Shape{Change: Shorter, Measure: Measure{
+			What: "the fmod_ret row's delta in instructions per call, newer kernel minus older",
+			A:    sel("BenchmarkTrampoline/target=kfunc/attach=fmod_ret", "delta-instrs/op").on(icountJmp),
+			B:    sel("BenchmarkTrampoline/target=kfunc/attach=fmod_ret", "delta-instrs/op").on(icountCall),
+		}},
+	},
+	{
+		ID:        "6.3",
+		Text:      "jmp mode: an fentry program costs the same (fentry ~171 M/s before and after)",
+		Published: noEffect(1000/171.0, "run_bench_trigger.sh, trig-fentry ~171 M/s before and after (5.85 ns per trigger)"),
+		Measure: Measure{
+			What: "the fentry row's paired delta against its base on a kernel from 6.19 on minus the same before 6.19",
+			A:    sel("BenchmarkTrampoline/target=helper/attach=fentry", "delta-ns/op").on(jmpKernel),
+			B:    sel("BenchmarkTrampoline/target=helper/attach=fentry", "delta-ns/op").on(callKernel),
+			Note: "the two files differ in everything else the kernels changed between them",
+		},
+		Same: []string{"mitigations", "retpoline", "cfi"},
+		Shape: &Shape{Change: Unchanged, Measure: Measure{
+			What: "the fentry row's delta in instructions per call, newer kernel minus older",
+			A:    sel("BenchmarkTrampoline/target=helper/attach=fentry", "delta-instrs/op").on(icountJmp),
+			B:    sel("BenchmarkTrampoline/target=helper/attach=fentry", "delta-instrs/op").on(icountCall),
+		}},
+	},
+	{
+		ID:        "6.4",
+		Text:      "jmp mode: a kprobe costs ~2.6 ns less per call (kprobe 52.0 -> 60.0 M/s)",
+		Published: triggers(60.0, 52.0, "run_bench_trigger.sh, trig-kprobe 52.0 -> 60.0 M/s (19.23 -> 16.67 ns per trigger)"),
+		Measure: Measure{
+			What: "the kprobe row's paired delta against its base on a kernel from 6.19 on minus the same before 6.19",
+			A:    sel("BenchmarkTrampoline/target=helper/attach=kprobe", "delta-ns/op").on(jmpKernel),
+			B:    sel("BenchmarkTrampoline/target=helper/attach=kprobe", "delta-ns/op").on(callKernel),
+			Note: "the two files differ in everything else the kernels changed between them",
+		},
+		Same: []string{"mitigations", "retpoline", "cfi"},
+	},
+	// §7 Run-time statistics.
+	{
+		ID:   "7.1",
+		Text: "run-time stats (kernel.bpf_stats_enabled) add ~20 ns per run of a fast program",
+		Published: Published{Value: 20, Lo: 10, Hi: 30, Unit: "ns/op",
+			From: "commit 492ecee8: \"two sched_clock() per program invocation adds ~20 nsec ... from ~10 nsec to ~30 nsec\"",
+			Why:  "30 - 10, two figures given to the nearest 10 ns (~10, ~30): +-5 ns each, +-10 ns on the difference"},
+		Measure: Measure{
+			What: "prog=drop with run-time stats on (BPF_ENABLE_STATS) minus the same with them off, paired rounds",
+			A:    sel("BenchmarkMitigations/prog=drop/stats=on", "delta-ns/op"),
+		},
+	},
+	// §8 Indirect target selection (ITS).
+	{
+		ID:        "8.1",
+		Text:      "ITS: on affected Intel CPUs BPF's indirect branches and returns go through thunks (no published figure)",
+		Published: Published{Unit: "ns/call", From: "Documentation/admin-guide/hw-vuln/indirect-target-selection.rst; BPF JIT emit_indirect_jump()", Why: "no published figure for BPF"},
+		Info:      itsInfo,
+	},
 }
 
 // A Claim is a published figure and how this suite measures it.
@@ -212,6 +299,20 @@ type Claim struct {
 	// Same lists labels the files of a cross-boot claim must share, so
 	// that only the boot option in question differs.
 	Same []string
+	// Shape, for a claim that also says which way a path's length goes,
+	// judges that from instruction-count files (virt: tcg-icount).
+	Shape *Shape
+	// Info, for a claim without a published figure, says what a file's
+	// labels mean for it; the claim has no Measure.
+	Info func(*File) string
+}
+
+// A Shape is the direction a claim gives a path's instruction count,
+// newer kernel (Measure.A) minus older (Measure.B).
+type Shape struct {
+	Change  Change
+	Measure Measure
+	Same    []string
 }
 
 // Published is a published figure converted to ns per packet or call,
@@ -231,6 +332,9 @@ type Measure struct {
 }
 
 func (m Measure) sels() []Sel {
+	if m.A.Family == "" {
+		return nil
+	}
 	if m.B.Family == "" {
 		return []Sel{m.A}
 	}
@@ -283,39 +387,87 @@ func (s Sel) coveredBy(n Name) bool {
 // A Boot is a kernel configuration a measurement needs, recognised from
 // the labels a results file starts with.
 type Boot struct {
-	Name string // "a mitigations=off boot"
-	Test func(*File) bool
+	Name   string   // "a mitigations=off boot"
+	Labels []string // the labels Test reads
+	Test   func(*File) bool
 }
 
 // bootLabels are the labels that name a boot; the report prints them for
 // every file and warns when one changes inside a file.
-var bootLabels = []string{"kernel", "mitigations", "retpoline", "cfi"}
+var bootLabels = []string{"kernel", "virt", "mitigations", "retpoline", "cfi", "its"}
 
 var (
-	retpolines = &Boot{Name: "a boot with retpolines", Test: func(f *File) bool {
+	retpolines = &Boot{Name: "a boot with retpolines", Labels: []string{"retpoline"}, Test: func(f *File) bool {
 		return f.Label("retpoline") == "on"
 	}}
-	mitigationsOff = &Boot{Name: "a mitigations=off boot", Test: func(f *File) bool {
+	mitigationsOff = &Boot{Name: "a mitigations=off boot", Labels: []string{"mitigations"}, Test: func(f *File) bool {
 		first, _, _ := strings.Cut(f.Label("mitigations"), ",")
 		return first == "off"
 	}}
-	cfiOn = &Boot{Name: "a kCFI or FineIBT kernel", Test: func(f *File) bool {
+	cfiOn = &Boot{Name: "a kCFI or FineIBT kernel", Labels: []string{"cfi"}, Test: func(f *File) bool {
 		v := f.Label("cfi")
 		return v == "kcfi" || v == "fineibt"
 	}}
-	cfiOff = &Boot{Name: "a kernel without CFI", Test: func(f *File) bool {
+	cfiOff = &Boot{Name: "a kernel without CFI", Labels: []string{"cfi"}, Test: func(f *File) bool {
 		return f.Label("cfi") == "off"
 	}}
 	// The UDP 4-tuple hash was merged for Linux 6.13.
-	udpHash = &Boot{Name: "a kernel with the UDP 4-tuple hash (6.13 or later)", Test: func(f *File) bool {
-		v, ok := kernelVersion(f.Label("kernel"))
-		return ok && v >= 6_013
-	}}
-	noUDPHash = &Boot{Name: "a kernel without the UDP 4-tuple hash (before 6.13)", Test: func(f *File) bool {
-		v, ok := kernelVersion(f.Label("kernel"))
-		return ok && v < 6_013
-	}}
+	udpHash   = kernelFrom(6_013, "a kernel with the UDP 4-tuple hash (6.13 or later)")
+	noUDPHash = kernelBefore(6_013, "a kernel without the UDP 4-tuple hash (before 6.13)")
+	// The trampoline's jmp mode was merged for Linux 6.19. A timing
+	// verdict takes real kernels only (Evaluate leaves emulated files
+	// out); a shape verdict instruction-count files only.
+	jmpKernel  = kernelFrom(6_019, "a real (not emulated) kernel with the trampoline's jmp mode (6.19 or later)")
+	callKernel = kernelBefore(6_019, "a real (not emulated) kernel without the trampoline's jmp mode (before 6.19)")
+	icountJmp  = icount(kernelFrom(6_019, "an instruction-count file (virt: tcg-icount) of a kernel with jmp mode (6.19 or later)"))
+	icountCall = icount(kernelBefore(6_019, "an instruction-count file (virt: tcg-icount) of a kernel without jmp mode (before 6.19)"))
 )
+
+// kernelFrom is a kernel of version v (major*1000+minor) or later.
+func kernelFrom(v int, name string) *Boot {
+	return &Boot{Name: name, Labels: []string{"kernel"}, Test: func(f *File) bool {
+		k, ok := kernelVersion(f.Label("kernel"))
+		return ok && k >= v
+	}}
+}
+
+// kernelBefore is a kernel older than version v.
+func kernelBefore(v int, name string) *Boot {
+	return &Boot{Name: name, Labels: []string{"kernel"}, Test: func(f *File) bool {
+		k, ok := kernelVersion(f.Label("kernel"))
+		return ok && k < v
+	}}
+}
+
+// icount restricts b to instruction-count files.
+func icount(b *Boot) *Boot {
+	test := b.Test
+	return &Boot{Name: b.Name, Labels: append(slices.Clone(b.Labels), "virt"), Test: func(f *File) bool {
+		return f.Icount() && test(f)
+	}}
+}
+
+// itsInfo says what a file's its label means for BPF (claim 8.1).
+func itsInfo(f *File) string {
+	v, ok := f.Config["its"]
+	switch {
+	case !ok:
+		return "no its label (written before the suite recorded it, or by a kernel without the ITS report)"
+	case strings.HasPrefix(v, "Not affected"):
+		return "its: " + v + ": no thunk on any row"
+	case strings.Contains(v, "Aligned branch/return thunks"):
+		what := "every return of a JIT'd program and of the kernel goes through its_return_thunk, and the JIT's indirect jumps (tail calls) through its_static_thunk"
+		if f.Label("retpoline") == "on" {
+			what = "every return of a JIT'd program and of the kernel goes through its_return_thunk; indirect branches stay retpolines (retpoline: on), so tail calls and the indirect call to bpf_func are as without ITS"
+		}
+		return "its: " + v + ": " + what + "; every row's ns/op includes it, a paired delta only where the variant adds returns (bpf2bpf calls, trampolines and the programs they call)"
+	case strings.Contains(v, "Stuffing"):
+		return "its: " + v + ": mitigated by call depth tracking (call-depth-tracking: " + f.Label("call-depth-tracking") + "): every call and return is counted"
+	case strings.HasPrefix(v, "Vulnerable"):
+		return "its: " + v + ": affected, not mitigated: no thunk on any row"
+	}
+	return "its: " + v
+}
 
 // kernelVersion turns "6.18.44-fc-v782" into 6018.
 func kernelVersion(s string) (int, bool) {
@@ -351,6 +503,19 @@ func mpps(a, b float64, from string) Published {
 			a, b, v, 100*rateNoise, (1000/a+1000/b)/2)}
 }
 
+// triggers is the change in time per trigger when the selftests' trigger
+// benchmark goes from rate b to rate a (millions of triggers per second):
+// 1000/a - 1000/b ns, negative for a speed-up, known to +-4% of the mean
+// time per trigger like a packet rate.
+func triggers(a, b float64, from string) Published {
+	v := MppsDelta(a, b)
+	mean := (1000/a + 1000/b) / 2
+	tol := rateNoise * mean
+	return Published{v, v - tol, v + tol, "ns/call", from,
+		fmt.Sprintf("1000/%g - 1000/%g = %.2f ns per trigger; +-%.0f%% of the %.2f ns mean time per trigger, as for a rate",
+			a, b, v, 100*rateNoise, mean)}
+}
+
 // rated is the difference of two per-event times derived from
 // throughputs (the selftests bench reports M events/s), known to +-4% of
 // their mean like a packet rate.
@@ -381,5 +546,5 @@ func truncDiff(v float64, n int, from string) Published {
 func noEffect(t float64, from string) Published {
 	tol := rateNoise * t
 	return Published{0, -tol, tol, "ns/call", from,
-		fmt.Sprintf("no effect: within +-%.0f%% of the %.0f ns per call", 100*rateNoise, t)}
+		fmt.Sprintf("no effect: within +-%.0f%% of the %s ns per call", 100*rateNoise, trim(t))}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -93,14 +94,21 @@ func stripProcs(s string) string { return procsSuffix.ReplaceAllString(s, "") }
 // (sub-)benchmark; on a result line they replace the numbers.
 var outcomeLine = regexp.MustCompile(`--- (FAIL|SKIP): (Benchmark\S*)`)
 
-// ReadFile reads a results file. Lines benchfmt cannot read as results
-// (a failed run prints `--- FAIL` where its numbers would be) are
-// skipped and recorded, never fatal: the runs that succeeded still count.
+// ReadFile reads a results file (see Parse).
 func ReadFile(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	return Parse(path, data)
+}
+
+// Parse reads the contents of a results file named path. Lines benchfmt
+// cannot read as results (a failed run prints `--- FAIL` where its numbers
+// would be) are skipped and recorded, never fatal: the runs that succeeded
+// still count. So are values that are not finite numbers (NaN, ±Inf): no
+// estimate or plot can use them.
+func Parse(path string, data []byte) (*File, error) {
 	lines := strings.Split(string(data), "\n")
 	f := &File{
 		Path:    path,
@@ -110,6 +118,7 @@ func ReadFile(path string) (*File, error) {
 	}
 	r := benchfmt.NewReader(bytes.NewReader(data), path)
 	var syntax []string
+	nonFinite := 0
 	watched := map[string]string{}
 	for r.Scan() {
 		switch rec := r.Result().(type) {
@@ -138,11 +147,15 @@ func ReadFile(path string) (*File, error) {
 			}
 			run := Run{Name: ParseName(rec.Name.String()), Values: map[string]float64{}}
 			for _, v := range rec.Values {
+				unit, value := v.Unit, v.Value
 				if v.OrigUnit != "" {
-					run.Values[v.OrigUnit] = v.OrigValue
-				} else {
-					run.Values[v.Unit] = v.Value
+					unit, value = v.OrigUnit, v.OrigValue
 				}
+				if math.IsNaN(value) || math.IsInf(value, 0) {
+					nonFinite++
+					continue
+				}
+				run.Values[unit] = value
 			}
 			key := run.Name.String()
 			if _, ok := f.Runs[key]; !ok {
@@ -159,6 +172,9 @@ func ReadFile(path string) (*File, error) {
 	}
 	if len(syntax) > 0 {
 		f.Warnings = append(f.Warnings, fmt.Sprintf("%d lines are not results and were skipped, e.g. %s", len(syntax), syntax[0]))
+	}
+	if nonFinite > 0 {
+		f.Warnings = append(f.Warnings, fmt.Sprintf("%d values are not finite numbers (NaN or Inf) and were left out", nonFinite))
 	}
 	f.readOutcomes(lines)
 	return f, nil
@@ -238,8 +254,46 @@ func (f *File) Stem() string {
 }
 
 // Emulated reports whether the file comes from a guest whose CPU was
-// emulated (QEMU TCG): its timings are not measurements.
-func (f *File) Emulated() bool { return f.Label("virt") == "tcg" }
+// emulated (QEMU TCG, virt: tcg, or TCG counting instructions, virt:
+// tcg-icount): its timings are not measurements.
+func (f *File) Emulated() bool { v := f.Label("virt"); return v == "tcg" || v == "tcg-icount" }
+
+// Icount reports whether the file holds instruction counts (QEMU's TCG
+// with -icount, virt: tcg-icount): its units count instructions where a
+// timing file's count ns (instrs/op, delta-instrs/op, delta-instrs/prog)
+// and it has no ns/op.
+func (f *File) Icount() bool { return f.Label("virt") == "tcg-icount" }
+
+// HasResults reports whether the file has any result line.
+func (f *File) HasResults() bool { return len(f.Names) > 0 }
+
+// MissingLabels are the labels of keys that the file lacks.
+func (f *File) MissingLabels(keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if _, ok := f.Config[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// noTiming says why no timing verdict may be drawn from the file, or "":
+// it comes from an emulated guest, counts instructions, or fails its A/A
+// control.
+func (f *File) noTiming() string {
+	switch {
+	case f.Icount():
+		return f.Stem() + " holds instruction counts (virt: tcg-icount), not times: it can show a path getting longer or shorter, never what it costs"
+	case f.Emulated():
+		return f.Stem() + " comes from an emulated guest (virt: " + f.Label("virt") + "): its timings show that the code ran, they are not measurements"
+	}
+	return f.ControlFails()
+}
+
+// instrsUnit is the unit an instruction-count file reports for a timing
+// unit: delta-ns/op is delta-instrs/op there.
+func instrsUnit(u string) string { return strings.Replace(u, "ns", "instrs", 1) }
 
 // Label returns a configuration label, or "absent" when the file has none.
 func (f *File) Label(k string) string {
@@ -289,11 +343,16 @@ func (f *File) Select(s Sel) (Name, []float64, error) {
 }
 
 // ci95Units names the metric holding the per-run 95% confidence
-// half-width the suite reports next to a paired difference.
+// half-width the suite reports next to a paired difference. An
+// instruction-count file's are named the same with instrs for ns
+// (delta-instrs/op: delta-ci95-instrs).
 var ci95Units = map[string]string{
-	"delta-ns/op":  "delta-ci95-ns",
-	"delta-ns/pkt": "delta-ci95-ns",
-	"rx-ns/pkt":    "rx-ci95-ns",
+	"delta-ns/op":      "delta-ci95-ns",
+	"delta-ns/pkt":     "delta-ci95-ns",
+	"rx-ns/pkt":        "rx-ci95-ns",
+	"delta-instrs/op":  "delta-ci95-instrs",
+	"delta-instrs/pkt": "delta-ci95-instrs",
+	"rx-instrs/pkt":    "rx-ci95-instrs",
 }
 
 // Within returns the per-run 95% confidence half-widths the suite

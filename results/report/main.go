@@ -5,8 +5,12 @@
 //
 // For every claim it prints the published figure converted to ns per
 // packet or call, the value measured here with its 95% confidence
-// interval, and a verdict: confirmed, refuted, inside the noise, not
-// measurable on this kernel (with the reason), or no data in this file.
+// interval, and a verdict: within, overlapping or outside the published
+// range, or cannot tell from zero (the rules: timingRules in verdict.go,
+// docs/report.md); for a claim about path length, whether instruction
+// counts of two kernels are in shape; or why there is no verdict (no
+// timing verdict from an emulated or instruction-count file or one whose
+// A/A control fails, not measurable on this kernel, no data, no results).
 // Claims that need another boot (mitigations=off, a CFI kernel) are
 // measured across two files when both are given: the report recognises
 // each file's boot from its labels (mitigations, retpoline, cfi).
@@ -21,49 +25,61 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
 
-func main() {
-	plots := flag.Bool("plots", true, "write SVG plots next to each results file")
-	plotDir := flag.String("plotdir", "", "write the plots here instead of next to the results files")
-	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: report [flags] results.txt [other-boot.txt ...]\n")
-		flag.PrintDefaults()
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run is the command: it prints the report on stdout and returns the exit
+// status: 2 for a usage error, 1 when a file cannot be read, no file holds
+// a result, or a plot cannot be written.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	plots := fs.Bool("plots", true, "write SVG plots next to each results file")
+	plotDir := fs.String("plotdir", "", "write the plots here instead of next to the results files")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: report [flags] results.txt [other-boot.txt ...]\n")
+		fs.PrintDefaults()
 	}
-	flag.Parse()
-	if flag.NArg() == 0 {
-		flag.Usage()
-		os.Exit(2)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2
 	}
 	var files []*File
-	for _, p := range flag.Args() {
+	for _, p := range fs.Args() {
 		f, err := ReadFile(p)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "report: %v\n", err)
-			os.Exit(1)
+			fmt.Fprintf(stderr, "report: %v\n", err)
+			return 1
 		}
 		files = append(files, f)
 	}
-	Report(os.Stdout, files)
-	if !*plots {
-		return
+	Report(stdout, files)
+	if !slices.ContainsFunc(files, (*File).HasResults) {
+		fmt.Fprintf(stderr, "report: no results in %s: nothing to judge\n", strings.Join(fs.Args(), ", "))
+		return 1
 	}
-	failed := false
+	if !*plots {
+		return 0
+	}
+	status := 0
 	for _, f := range files {
 		written, err := Plots(f, *plotDir)
 		for _, w := range written {
-			fmt.Printf("wrote %s\n", w)
+			fmt.Fprintf(stdout, "wrote %s\n", w)
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "report: plots of %s: %v\n", f.Path, err)
-			failed = true
+			fmt.Fprintf(stderr, "report: plots of %s: %v\n", f.Path, err)
+			status = 1
 		}
 	}
-	if failed {
-		os.Exit(1)
-	}
+	return status
 }
 
 // Report prints the verdicts on every claim for the files.
@@ -71,16 +87,33 @@ func Report(w io.Writer, files []*File) {
 	fmt.Fprintf(w, "Published claims (docs/claims.md) checked against:\n")
 	for i, f := range files {
 		fmt.Fprintf(w, "  %s%s\n", fileTag(files, i), f.Path)
+		if !f.HasResults() {
+			fmt.Fprintf(w, "      holds no results (no benchmark result lines): nothing in it can be judged\n")
+		}
 		var ls []string
 		for _, k := range bootLabels {
 			ls = append(ls, k+": "+f.Label(k))
 		}
 		fmt.Fprintf(w, "      %s\n", strings.Join(ls, " | "))
+		if missing := f.MissingLabels(bootLabels); len(missing) == len(bootLabels) {
+			fmt.Fprintf(w, "      warning: no labels (configuration lines): no claim that needs a particular boot can use this file\n")
+		} else if len(missing) > 0 {
+			fmt.Fprintf(w, "      warning: labels missing: %s\n", strings.Join(missing, ", "))
+		}
+		switch {
+		case f.Icount():
+			fmt.Fprintf(w, "      instruction counts (virt: tcg-icount): no timing verdict; shapes only\n")
+		case f.Emulated():
+			fmt.Fprintf(w, "      emulated guest (virt: %s): no timing verdict\n", f.Label("virt"))
+		}
 		for _, warn := range f.Warnings {
 			fmt.Fprintf(w, "      warning: %s\n", warn)
 		}
 		for _, warn := range failures(f) {
 			fmt.Fprintf(w, "      warning: %s\n", warn)
+		}
+		if why := f.ControlFails(); why != "" {
+			fmt.Fprintf(w, "      warning: %s: no timing verdict from this file\n", why)
 		}
 	}
 
@@ -89,16 +122,12 @@ func Report(w io.Writer, files []*File) {
 		outcomes = append(outcomes, Evaluate(&claims[i], files)...)
 	}
 
-	fmt.Fprintf(w, "\nVerdicts (ns per packet or call: published value [range it allows], measured value [CI, at least 95%%]):\n\n")
+	fmt.Fprintf(w, "\nVerdicts (ns per packet or call: published value [range it allows], measured value [CI, at least 95%%];\n"+
+		"shape rows: the change in instructions per call, newer kernel minus older):\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "claim\tpublished\tmeasured here\tverdict\n")
 	for _, o := range outcomes {
-		p := o.Claim.Published
-		measured := "-"
-		if o.Verdict < NotMeasurable {
-			measured = num(o.Estimate.Center) + " " + interval(o.Estimate.Lo, o.Estimate.Hi)
-		}
-		fmt.Fprintf(tw, "%s%s\t%s [%s, %s]\t%s\t%s\n", o.Claim.ID, tags(files, o.Files, o.Verdict < NotMeasurable), trim(p.Value), trim(p.Lo), trim(p.Hi), measured, o.Verdict)
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", o.ID(), tags(files, o.Files, o.Verdict.judged()), published(o), measured(o), verdict(o))
 	}
 	tw.Flush()
 
@@ -106,30 +135,98 @@ func Report(w io.Writer, files []*File) {
 	for _, o := range outcomes {
 		c := o.Claim
 		p := c.Published
-		fmt.Fprintf(w, "\n%s%s  %s\n", c.ID, tags(files, o.Files, o.Verdict < NotMeasurable), c.Text)
-		fmt.Fprintf(w, "    published: %s %s, allowed [%s, %s]: %s; %s\n", trim(p.Value), p.Unit, trim(p.Lo), trim(p.Hi), p.From, p.Why)
-		fmt.Fprintf(w, "    measures:  %s: %s", c.Measure.What, c.Measure.A)
-		if c.Measure.B.Family != "" {
-			fmt.Fprintf(w, " minus %s", c.Measure.B)
+		fmt.Fprintf(w, "\n%s%s  %s\n", o.ID(), tags(files, o.Files, o.Verdict.judged()), c.Text)
+		m := c.Measure
+		switch {
+		case c.Info != nil:
+			fmt.Fprintf(w, "    published: no figure: %s\n", p.From)
+		case o.Shape:
+			m = c.Shape.Measure
+			claim := "the path gets shorter in instructions (the change below 0)"
+			if c.Shape.Change == Unchanged {
+				claim = "the path keeps its length in instructions (the change within ±4%)"
+			}
+			fmt.Fprintf(w, "    claimed:   %s; the published timing: %s\n", claim, p.From)
+		default:
+			fmt.Fprintf(w, "    published: %s %s, allowed [%s, %s]: %s; %s\n", trim(p.Value), p.Unit, trim(p.Lo), trim(p.Hi), p.From, p.Why)
 		}
-		fmt.Fprintln(w)
-		if o.Verdict < NotMeasurable {
+		if m.A.Family != "" {
+			fmt.Fprintf(w, "    measures:  %s: %s", m.What, m.A)
+			if m.B.Family != "" {
+				fmt.Fprintf(w, " minus %s", m.B)
+			}
+			fmt.Fprintln(w)
+		}
+		if o.Verdict.judged() {
 			e := o.Estimate
-			fmt.Fprintf(w, "    measured:  %s %s, CI %s (%s)\n", num(e.Center), p.Unit, interval(e.Lo, e.Hi), e.Method)
+			unit := p.Unit
+			if o.Shape {
+				unit = "instrs/call"
+			}
+			fmt.Fprintf(w, "    measured:  %s %s, CI %s (%s)\n", num(e.Center), unit, interval(e.Lo, e.Hi), e.Method)
 		}
-		if c.Measure.Note != "" {
-			fmt.Fprintf(w, "    note:      %s\n", c.Measure.Note)
+		if m.Note != "" {
+			fmt.Fprintf(w, "    note:      %s\n", m.Note)
 		}
 		for _, n := range o.Notes {
 			fmt.Fprintf(w, "    note:      %s\n", n)
 		}
-		fmt.Fprintf(w, "    verdict:   %s: %s\n", strings.ToUpper(o.Verdict.String()), o.Reason)
+		fmt.Fprintf(w, "    verdict:   %s: %s\n", strings.ToUpper(verdict(o)), o.Reason)
 	}
-	fmt.Fprintf(w, "\nRule: refuted when the CI and the published range are disjoint; for a claimed effect,\n"+
-		"confirmed when they overlap and the CI excludes 0, inside the noise when it includes 0; for a\n"+
-		"claimed absence of effect, confirmed when the CI lies inside the range, inside the noise otherwise.\n"+
-		"The published range is the figure's own precision (whole-ns truncation, ~4%% rate noise), not an\n"+
-		"allowance for other hardware.\n")
+	fmt.Fprintf(w, "\nRules (docs/report.md), the first that holds decides:\n")
+	for _, r := range timingRules {
+		fmt.Fprintf(w, "  %s: %s\n", r.verdict, r.text)
+	}
+	fmt.Fprintf(w, "For a shape (instruction counts of two kernels, newer minus older), after %s as above:\n", NoInterval)
+	for _, r := range shapeRules {
+		if r.verdict != NoInterval {
+			fmt.Fprintf(w, "  %s: %s\n", r.verdict, r.text)
+		}
+	}
+	fmt.Fprintf(w, "The published range is the figure's own precision (whole-ns truncation, ~4%% rate noise), not an\n"+
+		"allowance for other hardware. From 6 or more runs the interval is across the runs; from fewer the\n"+
+		"verdict says so (one run: the interval of that run only).\n")
+}
+
+// published is the table's published column of an outcome.
+func published(o Outcome) string {
+	p := o.Claim.Published
+	switch {
+	case o.Claim.Info != nil:
+		return "-"
+	case o.Shape:
+		return shapeClaim(o.Claim.Shape.Change)
+	}
+	return fmt.Sprintf("%s [%s, %s]", trim(p.Value), trim(p.Lo), trim(p.Hi))
+}
+
+func shapeClaim(c Change) string {
+	if c == Unchanged {
+		return "unchanged (±4%)"
+	}
+	return "shorter (< 0)"
+}
+
+// measured is the table's measured column of an outcome.
+func measured(o Outcome) string {
+	if !o.Verdict.judged() {
+		return "-"
+	}
+	e := o.Estimate
+	s := num(e.Center) + " " + interval(e.Lo, e.Hi)
+	if o.Shape {
+		s += " instrs"
+	}
+	return s
+}
+
+// verdict is the verdict with what it must say with it: that it rests
+// on one run, or on few.
+func verdict(o Outcome) string {
+	if o.Verdict.judged() && o.Estimate.Caveat != "" {
+		return o.Verdict.String() + " (" + o.Estimate.Caveat + ")"
+	}
+	return o.Verdict.String()
 }
 
 // failures summarises the failed runs of a file, one line per

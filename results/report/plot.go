@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -29,7 +30,26 @@ func Plots(f *File, dir string) ([]string, error) {
 	if dir == "" {
 		dir = filepath.Dir(f.Path)
 	}
+	figs, err := Figures(f)
 	var written []string
+	for _, fig := range figs {
+		svg, err := fig.render()
+		if err != nil {
+			return written, fmt.Errorf("%s: %w", fig.what, err)
+		}
+		path := filepath.Join(dir, f.Stem()+"-"+fig.what+".svg")
+		if err := os.WriteFile(path, svg, 0o644); err != nil {
+			return written, err
+		}
+		written = append(written, path)
+	}
+	return written, err
+}
+
+// Figures returns the figures f has data for, named by what they show
+// (dispatcher, trampoline, freplace, tailcall, attach).
+func Figures(f *File) ([]figure, error) {
+	var figs []figure
 	for _, d := range []struct {
 		what string
 		draw func(*File) (figure, error)
@@ -54,18 +74,15 @@ func Plots(f *File, dir string) ([]string, error) {
 	} {
 		fig, err := d.draw(f)
 		if err != nil {
-			return written, fmt.Errorf("%s: %w", d.what, err)
+			return figs, fmt.Errorf("%s: %w", d.what, err)
 		}
-		if len(fig.plots) == 0 {
+		if len(fig.panels) == 0 {
 			continue
 		}
-		path := filepath.Join(dir, f.Stem()+"-"+d.what+".svg")
-		if err := fig.save(path); err != nil {
-			return written, err
-		}
-		written = append(written, path)
+		fig.what = d.what
+		figs = append(figs, fig)
 	}
-	return written, nil
+	return figs, nil
 }
 
 func init() {
@@ -73,41 +90,131 @@ func init() {
 	plotter.DefaultFont = plot.DefaultFont
 }
 
-// A figure is panels drawn one above the other, aligned on their axes.
-type figure struct {
-	plots []*plot.Plot
-	panel vg.Length // the height of one panel; 0: the default
+// The page: every figure is figWidth wide, with pad around it and
+// between its panels.
+const (
+	figWidth     = 7 * vg.Inch
+	pad          = vg.Inch / 8
+	panelGap     = vg.Inch / 5
+	defaultPanel = 3.3 * vg.Inch
+	// fontSlack is how much wider than Liberation Sans, which the layout
+	// measures with, a viewer's font may set the same text: one without
+	// Liberation (or Arimo, Arial, Helvetica) falls back to a sans-serif
+	// such as DejaVu Sans, 13-16% wider. The SVG places each text by its
+	// start, so a wider font grows it at its end only: a text centred in
+	// a width A fits when its width w has 2*fontSlack - 1 to spare
+	// (start at (A-w)/2, end at (A-w)/2 + fontSlack*w <= A).
+	fontSlack = 1.15
+	centred   = 2*fontSlack - 1
+)
+
+// A panel is one plot of a figure and its legend. The legend is drawn in
+// a strip of its own under the plot's x axis, never over the data.
+type panel struct {
+	p      *plot.Plot
+	legend plot.Legend
+	height vg.Length // of the plot without its legend; 0: defaultPanel
 }
 
-// save writes the figure as SVG.
-func (fig figure) save(path string) error {
-	plots := fig.plots
-	if fig.panel == 0 {
-		fig.panel = 3.2 * vg.Inch
+// A figure is panels drawn one above the other, their data areas aligned.
+type figure struct {
+	what   string
+	panels []panel
+}
+
+// legendHeight is the height of the strip a legend needs under its plot.
+func legendHeight(l plot.Legend) vg.Length {
+	r := l.Rectangle(draw.Canvas{})
+	if h := r.Max.Y - r.Min.Y; h > 0 {
+		return h + pad
 	}
-	w, h := 7*vg.Inch, vg.Length(len(plots))*fig.panel
-	c := vgsvg.New(w, h)
+	return 0
+}
+
+// wrap breaks s, centred in max, into lines at spaces so that each
+// line set in sty fits with room for a wider font (centred; a word longer
+// than that keeps its own line).
+func wrap(s string, sty text.Style, max vg.Length) string {
+	if s == "" || sty.Width(s)*centred <= max {
+		return s
+	}
+	var lines []string
+	cur := ""
+	for _, w := range strings.Fields(strings.ReplaceAll(s, "\n", " ")) {
+		if cur == "" {
+			cur = w
+			continue
+		}
+		if sty.Width(cur+" "+w)*centred > max {
+			lines = append(lines, cur)
+			cur = w
+			continue
+		}
+		cur += " " + w
+	}
+	return strings.Join(append(lines, cur), "\n")
+}
+
+// render lays the figure out and returns it as SVG.
+func (fig figure) render() ([]byte, error) {
+	var h vg.Length
+	for i := range fig.panels {
+		if fig.panels[i].height == 0 {
+			fig.panels[i].height = defaultPanel
+		}
+		h += fig.panels[i].height + legendHeight(fig.panels[i].legend)
+	}
+	h += 2*pad + panelGap*vg.Length(len(fig.panels)-1)
+	c := vgsvg.New(figWidth, h)
 	dc := draw.New(c)
-	rows := make([][]*plot.Plot, len(plots))
-	for i, p := range plots {
-		rows[i] = []*plot.Plot{p}
+
+	// Each panel's canvas, top to bottom, and its texts fitted to it.
+	canvases := make([]draw.Canvas, len(fig.panels))
+	top := h - pad
+	for i, pn := range fig.panels {
+		canvases[i] = draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: pad, Y: top - pn.height},
+			Max: vg.Point{X: figWidth - pad, Y: top},
+		}}
+		top -= pn.height + legendHeight(pn.legend) + panelGap
+		p := pn.p
+		p.Title.Text = wrap(p.Title.Text, p.Title.TextStyle, figWidth-2*pad)
+		data := p.DataCanvas(canvases[i])
+		p.Y.Label.Text = wrap(p.Y.Label.Text, p.Y.Label.TextStyle, 0.9*(data.Max.Y-data.Min.Y))
+		data = p.DataCanvas(canvases[i])
+		p.X.Label.Text = wrap(p.X.Label.Text, p.X.Label.TextStyle, canvases[i].Max.X-data.Min.X)
 	}
-	t := draw.Tiles{Rows: len(plots), Cols: 1, PadY: vg.Inch / 4, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
-	canvases := plot.Align(rows, t, dc)
-	for i, p := range plots {
-		p.Draw(canvases[i][0])
+	// Align the data areas: as wide as the narrowest allows.
+	var left, right vg.Length
+	for i, pn := range fig.panels {
+		data := pn.p.DataCanvas(canvases[i])
+		left = max(left, data.Min.X-canvases[i].Min.X)
+		right = max(right, canvases[i].Max.X-data.Max.X)
+	}
+	for i, pn := range fig.panels {
+		data := pn.p.DataCanvas(canvases[i])
+		cv := draw.Crop(canvases[i], left-(data.Min.X-canvases[i].Min.X), -(right - (canvases[i].Max.X - data.Max.X)), 0, 0)
+		pn.p.Draw(cv)
+		if lh := legendHeight(pn.legend); lh > 0 {
+			data = pn.p.DataCanvas(cv)
+			l := pn.legend
+			l.Top, l.Left = true, true
+			l.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: data.Min.X, Y: cv.Min.Y - lh},
+				Max: vg.Point{X: cv.Max.X, Y: cv.Min.Y - pad/2},
+			}})
+		}
 	}
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
-		return fmt.Errorf("render %s: %w", path, err)
+		return nil, fmt.Errorf("render: %w", err)
 	}
 	// Name the fonts metric-compatible with Liberation Sans, which the
 	// layout was computed with: a viewer without Liberation uses Arial or
 	// Helvetica and the labels still fit. (Embedding the font instead
 	// would add half a megabyte to every plot.)
-	svg := bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"),
-		[]byte("font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif;"))
-	return os.WriteFile(path, svg, 0o644)
+	return bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"),
+		[]byte("font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif;")), nil
 }
 
 // A point is one sub-benchmark's estimate at an x position.
@@ -150,6 +257,19 @@ var palette = []color.Color{
 	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
 }
 
+// colors gives each series label of a figure one colour, the same in
+// every panel.
+type colors map[string]color.Color
+
+func (cs colors) of(label string) color.Color {
+	if c, ok := cs[label]; ok {
+		return c
+	}
+	c := palette[len(cs)%len(palette)]
+	cs[label] = c
+	return c
+}
+
 // categorical returns ticks at 0..len(labels)-1.
 func categorical(labels []string) plot.ConstantTicks {
 	var ct plot.ConstantTicks
@@ -162,57 +282,64 @@ func categorical(labels []string) plot.ConstantTicks {
 // titled appends a warning to the title of a plot of an emulated guest's
 // file.
 func titled(f *File, t string) string {
-	if f.Emulated() {
+	switch {
+	case f.Icount():
+		return t + " [EMULATED GUEST, instruction counts: not times]"
+	case f.Emulated():
 		return t + " [EMULATED GUEST: not a measurement]"
 	}
 	return t
 }
 
 // linePlot draws series with error bars, and dashed reference lines, over
-// an x axis marked by ticks.
-func linePlot(title, xlabel, ylabel string, ticks plot.ConstantTicks, ss []series, refs []ref) (*plot.Plot, error) {
+// an x axis marked by ticks; the legend is the panel's, drawn under it.
+func linePlot(title, xlabel, ylabel string, ticks plot.ConstantTicks, ss []series, refs []ref, cs colors) (panel, error) {
 	p := plot.New()
 	p.Title.Text = title
-	p.Title.Padding = vg.Points(4)
+	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
 	p.X.Tick.Marker = ticks
 	p.Y.Tick.Marker = trimmedTicks{}
 	pad := 0.4 * (ticks[len(ticks)-1].Value - ticks[0].Value) / float64(max(len(ticks)-1, 1))
+	if pad == 0 {
+		pad = 0.5
+	}
 	p.X.Min, p.X.Max = math.Min(0, ticks[0].Value)-pad, ticks[len(ticks)-1].Value+pad
 	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = true, true
+	legend := plot.NewLegend()
+	legend.Padding = vg.Points(3)
 	for i, r := range refs {
 		l, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: r.y}, {X: p.X.Max, Y: r.y}})
 		if err != nil {
-			return nil, err
+			return panel{}, err
 		}
 		l.Color = color.Gray{Y: 0x60}
 		l.Dashes = []vg.Length{vg.Points(4 + 2*float64(i)), vg.Points(3)}
 		p.Add(l)
-		p.Legend.Add(r.label, l)
+		legend.Add(r.label, l)
 	}
-	for i, s := range ss {
-		col := palette[i%len(palette)]
+	for _, s := range ss {
+		col := cs.of(s.label)
 		l, sc, err := plotter.NewLinePoints(s.pts)
 		if err != nil {
-			return nil, err
+			return panel{}, err
 		}
 		l.Color, sc.Color = col, col
 		sc.Shape = draw.CircleGlyph{}
 		eb, err := plotter.NewYErrorBars(s.pts)
 		if err != nil {
-			return nil, err
+			return panel{}, err
 		}
 		eb.Color = col
 		eb.CapWidth = vg.Points(4)
 		p.Add(l, sc, eb)
-		p.Legend.Add(s.label, l, sc)
+		legend.Add(s.label, l, sc)
 	}
-	// Start at 0, and leave room above the data for the legend.
+	// Start at 0, with a little room above the highest error bar.
 	p.Y.Min = math.Min(p.Y.Min, 0)
-	p.Y.Max += 0.1*float64(len(ss)+len(refs))*(p.Y.Max-math.Min(p.Y.Min, 0)) + 0.05
-	return p, nil
+	p.Y.Max += 0.05 * (p.Y.Max - p.Y.Min)
+	return panel{p: p, legend: legend}, nil
 }
 
 // trimmedTicks are plot's default ticks labelled without trailing zeros
@@ -312,16 +439,18 @@ func dispatcherPlots(f *File) (figure, error) {
 	}
 	title := titled(f, fmt.Sprintf("XDP dispatcher occupancy: kernel %s, retpoline %s", f.Label("kernel"), f.Label("retpoline")))
 	xlabel := "other XDP programs in the dispatcher (full: 48, the measured one gets no slot)"
-	var plots []*plot.Plot
+	var panels []panel
+	cs := colors{}
 	for _, panel := range []struct {
 		unit, ylabel, title string
 	}{
-		{"delta-ns/op", "ns/op over the program alone (k0)", title},
-		{"ns/op", "ns/op", "absolute ns/op: the machine's two speed levels mix in"},
+		{"delta-ns/op", "ns/op over k0 (paired)", title},
+		{"ns/op", "ns/op", "absolute ns/op, each row measured on its own (the machine's drift mixes in)"},
 	} {
 		var ss []series
 		for i, fl := range fills {
 			s := series{label: "fill=" + fl + " (median, CI)"}
+			measured := 0 // points other than the baseline's made-up 0
 			off := 0.12 * (float64(i) - float64(len(fills)-1)/2)
 			for _, n := range xdp {
 				fn := n.Keys["fill"]
@@ -330,16 +459,18 @@ func dispatcherPlots(f *File) (figure, error) {
 				}
 				x := float64(slices.Index(levels, n.Keys["dispatcher"]))
 				e, ok := estimate(f, n.String(), panel.unit)
-				if !ok && panel.unit == "delta-ns/op" && fn == "none" {
+				if ok {
+					measured++
+				} else if panel.unit == "delta-ns/op" && fn == "none" {
 					// The baseline has no delta: it is 0 by definition.
-					e, ok = Estimate{0, 0, 0, "baseline"}, true
+					e, ok = Estimate{Method: "baseline"}, true
 				}
 				if ok {
 					s.pts = append(s.pts, point{x + off, e})
 				}
 			}
 			sort.Slice(s.pts, func(i, j int) bool { return s.pts[i].x < s.pts[j].x })
-			if len(s.pts) > 0 {
+			if measured > 0 {
 				ss = append(ss, s)
 			}
 		}
@@ -350,13 +481,13 @@ func dispatcherPlots(f *File) (figure, error) {
 		if len(ss) == 0 {
 			continue
 		}
-		p, err := linePlot(panel.title, xlabel, panel.ylabel, categorical(ticks), ss, refs)
+		pn, err := linePlot(panel.title, xlabel, panel.ylabel, categorical(ticks), ss, refs, cs)
 		if err != nil {
 			return figure{}, err
 		}
-		plots = append(plots, p)
+		panels = append(panels, pn)
 	}
-	return figure{plots: plots}, nil
+	return figure{panels: panels}, nil
 }
 
 // A curve is a family's cost against a numeric key.
@@ -432,7 +563,8 @@ func curvePlots(c curve) func(*File) (figure, error) {
 		if c.ref != nil {
 			refs = names(f, c.family, func(n Name) bool { _, has := n.Keys[c.x]; return !has && c.ref(n) })
 		}
-		var plots []*plot.Plot
+		var panels []panel
+		cs := colors{}
 		for _, panel := range []struct{ unit, ylabel, title string }{
 			{"delta-ns/op", "ns/op over the baseline (paired)", ""},
 			{"ns/op", "ns/op", "absolute ns/op"},
@@ -443,7 +575,7 @@ func curvePlots(c curve) func(*File) (figure, error) {
 				if e, ok := estimate(f, zero[0].String(), panel.unit); ok {
 					base = &point{0, e}
 				} else if panel.unit == "delta-ns/op" {
-					base = &point{0, Estimate{0, 0, 0, "baseline"}}
+					base = &point{0, Estimate{Method: "baseline"}}
 				}
 			}
 			bySeries := map[string]*series{}
@@ -483,29 +615,57 @@ func curvePlots(c curve) func(*File) (figure, error) {
 				}
 			}
 			t := panel.title
-			if len(plots) == 0 {
+			if len(panels) == 0 {
 				t = titled(f, fmt.Sprintf("%s (kernel %s)", c.title, f.Label("kernel")))
 			}
-			p, err := linePlot(t, c.xlabel, panel.ylabel, ticks, ss, rs)
+			pn, err := linePlot(t, c.xlabel, panel.ylabel, ticks, ss, rs, cs)
 			if err != nil {
 				return figure{}, err
 			}
-			plots = append(plots, p)
+			panels = append(panels, pn)
 		}
-		return figure{plots: plots}, nil
+		return figure{panels: panels}, nil
 	}
 }
 
 // attachPlots draws BenchmarkAttach: every variant's packet rate, and its
-// receiver's cost per packet, as horizontal bars with error bars.
+// receiver's cost per packet, as horizontal bars with error bars. A bar
+// is named by the values of the keys that vary among the rows, in the
+// order the y axis label gives; the generator alone (action=none) by
+// that.
 func attachPlots(f *File) (figure, error) {
 	type bar struct {
 		label string
 		e     Estimate
 	}
-	var plots []*plot.Plot
-	rows := 0
-	for _, panel := range []struct {
+	rows := names(f, "BenchmarkAttach", func(Name) bool { return true })
+	if len(rows) == 0 {
+		return figure{}, nil
+	}
+	var keys []string // the keys that vary, in name order
+	for _, k := range rows[0].Order {
+		for _, n := range rows[1:] {
+			if n.Keys[k] != rows[0].Keys[k] {
+				keys = append(keys, k)
+				break
+			}
+		}
+	}
+	label := func(n Name) string {
+		if n.Keys["action"] == "none" {
+			return "generator alone"
+		}
+		var vs []string
+		for _, k := range keys {
+			vs = append(vs, n.Keys[k])
+		}
+		if len(vs) == 0 {
+			return n.Short()
+		}
+		return strings.Join(vs, " / ")
+	}
+	var panels []panel
+	for _, pnl := range []struct {
 		unit, xlabel, title string
 		scale               float64
 	}{
@@ -514,26 +674,30 @@ func attachPlots(f *File) (figure, error) {
 		{"rx-ns/pkt", "the receiver's ns per packet (rx-ns/pkt)", "", 1},
 	} {
 		var bars []bar
-		for _, n := range names(f, "BenchmarkAttach", func(Name) bool { return true }) {
-			e, ok := estimate(f, n.String(), panel.unit)
-			if !ok && panel.unit == "capacity-pps" {
+		for _, n := range rows {
+			e, ok := estimate(f, n.String(), pnl.unit)
+			if !ok && pnl.unit == "capacity-pps" {
 				// Files from before the unit was named for what it is.
 				e, ok = estimate(f, n.String(), "pps")
 			}
 			if ok {
-				e.Center, e.Lo, e.Hi = e.Center*panel.scale, e.Lo*panel.scale, e.Hi*panel.scale
-				bars = append(bars, bar{n.Short(), e})
+				e.Center, e.Lo, e.Hi = e.Center*pnl.scale, e.Lo*pnl.scale, e.Hi*pnl.scale
+				bars = append(bars, bar{label(n), e})
 			}
 		}
 		if len(bars) == 0 {
 			continue
 		}
-		rows += len(bars)
 		p := plot.New()
-		p.Title.Text = titled(f, panel.title)
+		p.Title.Text = titled(f, pnl.title)
+		if pnl.title == "" && len(panels) == 0 {
+			p.Title.Text = titled(f, fmt.Sprintf("BenchmarkAttach: the receiver's cost (kernel %s)", f.Label("kernel")))
+		}
 		p.Title.Padding = vg.Points(6)
-		p.X.Label.Text = panel.xlabel
+		p.X.Label.Text = pnl.xlabel
 		p.X.Tick.Marker = trimmedTicks{}
+		p.Y.Label.Text = strings.Join(keys, " / ")
+		p.Y.Label.TextStyle.Font.Size = vg.Points(10)
 		// The file's first row on top: NominalY counts from the bottom.
 		slices.Reverse(bars)
 		vals := make(plotter.Values, len(bars))
@@ -549,7 +713,7 @@ func attachPlots(f *File) (figure, error) {
 			return figure{}, err
 		}
 		bc.Horizontal = true
-		bc.Color = palette[len(plots)]
+		bc.Color = palette[len(panels)%len(palette)]
 		bc.LineStyle.Width = 0
 		eb, err := plotter.NewXErrorBars(pts)
 		if err != nil {
@@ -557,8 +721,11 @@ func attachPlots(f *File) (figure, error) {
 		}
 		eb.CapWidth = vg.Points(6)
 		p.Add(plotter.NewGrid(), bc, eb)
+		p.Y.Tick.Label.Font.Size = vg.Points(9)
+		for i, l := range labels {
+			labels[i] = padRight(l, p.Y.Tick.Label)
+		}
 		p.NominalY(labels...)
-		p.Y.Tick.Label.Font.Size = vg.Points(8)
 		// Start at 0 and end on a round number past the last error bar.
 		hi := 0.0
 		for _, b := range bars {
@@ -572,12 +739,16 @@ func attachPlots(f *File) (figure, error) {
 			step := math.Pow(10, math.Floor(math.Log10(hi))) / 2
 			p.X.Max = (math.Floor(hi/step) + 1) * step
 		}
-		plots = append(plots, p)
+		panels = append(panels, panel{p: p, height: vg.Length(len(bars))*vg.Inch/4 + 1.3*vg.Inch})
 	}
-	if len(plots) == 0 {
-		return figure{}, nil
-	}
-	return figure{plots, vg.Length(rows)*vg.Inch/3/vg.Length(len(plots)) + 1.2*vg.Inch}, nil
+	return figure{panels: panels}, nil
+}
+
+// padRight pads a right-aligned label with spaces, so that a wider font,
+// which grows the label at its end, stops short of what it labels.
+func padRight(l string, sty text.Style) string {
+	n := int(math.Ceil(float64(sty.Width(l) * (fontSlack - 1) / sty.Width(" "))))
+	return l + strings.Repeat(" ", n)
 }
 
 // swappedPoints are points with x and y exchanged, for horizontal bars.

@@ -17,6 +17,20 @@ type Estimate struct {
 	Center, Lo, Hi float64
 	// Method says how Center and the interval were computed.
 	Method string
+	// Caveat is what a verdict drawn from the estimate must say with it:
+	// that the interval comes from one run only, or assumes normal runs;
+	// "" for the distribution-free intervals across runs.
+	Caveat string
+}
+
+// The caveats of Estimate.
+const (
+	caveatOneRun = "one run: interval from that run only"
+	caveatNoCI   = "one run without a per-run interval: run with -count 6 or more"
+)
+
+func caveatFew(n int) string {
+	return fmt.Sprintf("%d runs: Student-t interval, assumes normal runs", n)
 }
 
 func (e Estimate) finite() bool { return !math.IsInf(e.Lo, 0) && !math.IsInf(e.Hi, 0) }
@@ -37,14 +51,17 @@ func Summarize(xs, within []float64) Estimate {
 	switch n := len(xs); {
 	case n >= minRuns:
 		s := benchmath.AssumeNothing.Summary(benchmath.NewSample(xs, &benchmath.DefaultThresholds), confidence)
-		return Estimate{s.Center, s.Lo, s.Hi, fmt.Sprintf("median of %d runs; %.0f%% CI from order statistics, as benchstat", n, 100*s.Confidence)}
+		return Estimate{s.Center, s.Lo, s.Hi, fmt.Sprintf("median of %d runs; %.0f%% CI from order statistics across the runs, as benchstat", n, 100*s.Confidence), ""}
 	case n >= 2:
 		m, lo, hi := stats.MeanCI(xs, confidence)
-		return Estimate{m, lo, hi, fmt.Sprintf("mean of %d runs; Student-t CI, fewer than %d runs: assumes normal", n, minRuns)}
-	case n == 1 && len(within) == 1:
-		return Estimate{xs[0], xs[0] - within[0], xs[0] + within[0], "one run: the suite's CI over its paired rounds"}
+		if lo > hi || math.IsNaN(lo) { // all runs equal: no spread
+			lo, hi = m, m
+		}
+		return Estimate{m, lo, hi, fmt.Sprintf("mean of %d runs; Student-t CI across the runs, fewer than %d runs: assumes normal", n, minRuns), caveatFew(n)}
+	case n == 1 && len(within) == 1 && within[0] >= 0:
+		return Estimate{xs[0], xs[0] - within[0], xs[0] + within[0], "one run: the suite's CI over the paired rounds of that run", caveatOneRun}
 	case n == 1:
-		return Estimate{xs[0], math.Inf(-1), math.Inf(1), "one run and no CI: run with -count 6 or more"}
+		return Estimate{xs[0], math.Inf(-1), math.Inf(1), "one run and no CI", caveatNoCI}
 	}
 	panic("Summarize: no values")
 }
@@ -60,7 +77,7 @@ func Summarize(xs, within []float64) Estimate {
 func Shift(a, b, wa, wb []float64) Estimate {
 	na, nb := len(a), len(b)
 	switch {
-	case na >= 4 && nb >= 4:
+	case na >= 4 && nb >= 4 && na*nb <= maxPairs:
 		d := make([]float64, 0, na*nb)
 		for _, x := range a {
 			for _, y := range b {
@@ -71,25 +88,38 @@ func Shift(a, b, wa, wb []float64) Estimate {
 		center := stats.Sample{Xs: d, Sorted: true}.Quantile(0.5)
 		k, conf := uCritical(na, nb, 1-confidence)
 		if k == 0 {
-			return Estimate{center, math.Inf(-1), math.Inf(1), fmt.Sprintf("Hodges-Lehmann shift of %d vs %d runs: too few runs for a CI", na, nb)}
+			return Estimate{center, math.Inf(-1), math.Inf(1), fmt.Sprintf("Hodges-Lehmann shift of %d vs %d runs: too few runs for a CI", na, nb), caveatFew(min(na, nb))}
 		}
-		return Estimate{center, d[k-1], d[len(d)-k], fmt.Sprintf("Hodges-Lehmann shift of %d vs %d runs; %.0f%% CI from the Mann-Whitney U test", na, nb, 100*conf)}
+		return Estimate{center, d[k-1], d[len(d)-k], fmt.Sprintf("Hodges-Lehmann shift of %d vs %d runs; %.0f%% CI from the Mann-Whitney U test", na, nb, 100*conf), ""}
 	case na >= 2 && nb >= 2:
 		ma, mb := stats.Mean(a), stats.Mean(b)
 		va, vb := stats.Variance(a)/float64(na), stats.Variance(b)/float64(nb)
 		se := math.Sqrt(va + vb)
 		df := (va + vb) * (va + vb) / (va*va/float64(na-1) + vb*vb/float64(nb-1))
 		t := -stats.InvCDF(stats.TDist{V: df})((1 - confidence) / 2)
-		if se == 0 {
+		if se == 0 || math.IsNaN(t) {
 			t = 0
 		}
-		return Estimate{ma - mb, ma - mb - t*se, ma - mb + t*se, fmt.Sprintf("difference of means of %d vs %d runs; Welch t CI, fewer than 4 runs a side: assumes normal", na, nb)}
-	case na == 1 && nb == 1 && len(wa) == 1 && len(wb) == 1:
+		if na*nb > maxPairs {
+			// Thousands of runs: the means are normal whatever the runs.
+			return Estimate{ma - mb, ma - mb - t*se, ma - mb + t*se, fmt.Sprintf("difference of means of %d vs %d runs; Welch t CI (too many runs for the pairwise shift)", na, nb), ""}
+		}
+		return Estimate{ma - mb, ma - mb - t*se, ma - mb + t*se, fmt.Sprintf("difference of means of %d vs %d runs; Welch t CI, fewer than 4 runs a side: assumes normal", na, nb), caveatFew(min(na, nb))}
+	case na == 1 && nb == 1 && len(wa) == 1 && len(wb) == 1 && wa[0] >= 0 && wb[0] >= 0:
 		h := math.Hypot(wa[0], wb[0])
-		return Estimate{a[0] - b[0], a[0] - b[0] - h, a[0] - b[0] + h, "one run a side: the suite's CIs over paired rounds, combined"}
+		return Estimate{a[0] - b[0], a[0] - b[0] - h, a[0] - b[0] + h, "one run a side: the suite's CIs over the paired rounds of each, combined", caveatOneRun}
 	}
-	return Estimate{stats.Mean(a) - stats.Mean(b), math.Inf(-1), math.Inf(1), fmt.Sprintf("%d vs %d runs: too few for a CI", na, nb)}
+	caveat := caveatFew(min(na, nb))
+	if min(na, nb) == 1 {
+		caveat = caveatNoCI
+	}
+	return Estimate{stats.Mean(a) - stats.Mean(b), math.Inf(-1), math.Inf(1), fmt.Sprintf("%d vs %d runs: too few for a CI", na, nb), caveat}
 }
+
+// maxPairs bounds the pairwise differences Shift sorts (and the U
+// distribution it tabulates): past it, Welch's interval, which thousands
+// of runs make exact enough.
+const maxPairs = 100_000
 
 // uCritical returns k, the number of pairwise differences to cut from
 // each end of their sorted list to get a two-sided interval for the shift
