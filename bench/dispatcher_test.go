@@ -68,7 +68,16 @@ func BenchmarkDispatcher(b *testing.B) {
 	}
 	fillers := map[string]*rig.Filler{}
 	for _, m := range fillModes {
-		fillers[m.name] = rig.NewFiller(b, rig.DispatcherMax, m.mode)
+		fl := rig.NewFiller(b, rig.DispatcherMax, m.mode)
+		// The measured program first among any k attached: its path
+		// through the dispatcher's binary search is then the same on
+		// every run and kernel (dispatcher-rank says where it was).
+		if n, err := fl.Above(f.objs.Drop); err != nil {
+			b.Logf("order fillers: %v (dispatcher-rank says where the measured program sorts)", err)
+		} else if n < rig.DispatcherMax {
+			b.Logf("only %d of %d fillers lie above the measured program: dispatcher-rank says where it sorts", n, rig.DispatcherMax)
+		}
+		fillers[m.name] = fl
 	}
 	// occupy returns a Switch that sets the fillers of mode to k and
 	// holds the measured program (attached last, so at full it is the one

@@ -1,10 +1,13 @@
 package rig
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
+	"testing"
+
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
-	"fmt"
-	"testing"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -83,6 +86,67 @@ func (f *Filler) Set(k int) error {
 		}
 		return nil
 	})
+}
+
+// Above reorders the fillers, none of them attached, so that as many as
+// can lie above p's JIT image, lowest first: with all of them above, p
+// sorts first among any k attached (Rank 0), on every run and every
+// kernel, and takes the same path through the dispatcher's binary search.
+// Fillers below p are replaced by new ones, up to 3n tries; it returns how
+// many fillers lie above p (all n, unless the allocator kept placing them
+// below).
+func (f *Filler) Above(p *ebpf.Program) (int, error) {
+	if len(f.links) > 0 {
+		return 0, fmt.Errorf("reorder fillers: %d attached", len(f.links))
+	}
+	at, err := jitAddr(p)
+	if err != nil {
+		return 0, err
+	}
+	type prog struct {
+		p    *ebpf.Program
+		addr uintptr
+	}
+	var above, below []prog
+	add := func(q *ebpf.Program) error {
+		a, err := jitAddr(q)
+		if err != nil {
+			return err
+		}
+		if a > at {
+			above = append(above, prog{q, a})
+		} else {
+			below = append(below, prog{q, a})
+		}
+		return nil
+	}
+	for _, q := range f.progs {
+		if err := add(q); err != nil {
+			return 0, err
+		}
+	}
+	n := len(f.progs)
+	for try := 0; len(above) < n && try < 3*n; try++ {
+		q, err := bpf.ReturnProgram(fmt.Sprintf("bpfbench_fill%d", n+try), bpf.XDPPass)
+		if err != nil {
+			return 0, fmt.Errorf("load filler program: %w", err)
+		}
+		if err := add(q); err != nil {
+			q.Close()
+			return 0, err
+		}
+	}
+	slices.SortFunc(above, func(a, b prog) int { return cmp.Compare(a.addr, b.addr) })
+	all := append(above, below...)
+	f.progs = f.progs[:0]
+	for i, q := range all {
+		if i < n {
+			f.progs = append(f.progs, q.p)
+		} else {
+			q.p.Close()
+		}
+	}
+	return min(len(above), n), nil
 }
 
 // Rank is where p sorts among the attached fillers by the address of its

@@ -136,3 +136,38 @@ func TestCountXDPPrograms(t *testing.T) {
 		t.Errorf("loading %d XDP programs changed the count by %d (another process loading XDP programs at the same time would explain it)", n, after-before)
 	}
 }
+
+// TestFillerAbove: after Above, the fillers lie above the measured
+// program (as many as it reports), so it ranks first among any attached.
+func TestFillerAbove(t *testing.T) {
+	host.RequireRoot(t)
+	testutil.Lock(t)
+	p, err := bpf.ReturnProgram("bpfbench_meas", bpf.XDPDrop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	f := NewFiller(t, 6, link.XDPGenericMode)
+	n, err := f.Above(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.progs) != 6 {
+		t.Fatalf("%d fillers after Above, want 6", len(f.progs))
+	}
+	if err := f.Set(n); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := f.Rank(p); err != nil || r != 0 {
+		t.Errorf("with the %d fillers Above reported attached, the program ranks %d (err %v), want 0", n, r, err)
+	}
+	if err := f.Set(6); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := f.Rank(p); err != nil || r != 6-n {
+		t.Errorf("with all 6 attached the program ranks %d (err %v), want %d below it", r, err, 6-n)
+	}
+	if _, err := f.Above(p); err == nil {
+		t.Error("Above with fillers attached succeeded")
+	}
+}
