@@ -79,6 +79,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 			status = 1
 		}
 	}
+	// Across files: instruction counts per kernel, when two kernels have them.
+	if w, err := writeKernelPlot(files, *plotDir); err != nil {
+		fmt.Fprintf(stderr, "report: kernel plot: %v\n", err)
+		status = 1
+	} else if w != "" {
+		fmt.Fprintf(stdout, "wrote %s\n", w)
+	}
 	return status
 }
 
