@@ -123,6 +123,43 @@ var claims = []Claim{
 			B:    sel("BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc", "delta-ns/op").on(cfiOff),
 		},
 		Same: []string{"mitigations", "retpoline"},
+		Shape: &Shape{Change: Longer, Measure: Measure{
+			What: "the indirect call's instructions (prog=tc minus k0) on a kCFI kernel minus the same kernel without CFI",
+			A:    sel("BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc", "delta-instrs/op").on(icount(cfiOn)),
+			B:    sel("BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc", "delta-instrs/op").on(icount(cfiOff)),
+		}},
+	},
+	{
+		ID:        "2.2",
+		Text:      "the dispatcher's direct call is not CFI-checked: on a kCFI kernel an XDP run costs what it does without",
+		Published: noEffect(1000/23.923874, "the dispatcher patch's argument (2019): a direct call needs no check; no figure on a CFI kernel"),
+		Measure: Measure{
+			What: "XDP drop through the dispatcher (k0, ns/op) on a kCFI/FineIBT kernel minus the same without CFI",
+			A:    sel("BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp", "ns/op").on(cfiOn),
+			B:    sel("BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp", "ns/op").on(cfiOff),
+		},
+		Same: []string{"mitigations", "retpoline"},
+		Shape: &Shape{Change: Unchanged, Measure: Measure{
+			What: "XDP drop's instructions through the dispatcher (k0) on a kCFI kernel minus the same kernel without CFI",
+			A:    sel("BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp", "instrs/op").on(icount(cfiOn)),
+			B:    sel("BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp", "instrs/op").on(icount(cfiOff)),
+		}},
+	},
+	{
+		ID:        "2.3",
+		Text:      "past 48 programs the dispatcher's fallback is an indirect call that kCFI checks",
+		Published: noEffect(1000/23.923874, "expected in the kCFI issue of this suite: kCFI checks every indirect call into a BPF program the direct call does not cover; no published figure"),
+		Measure: Measure{
+			What: "the fallback's cost (full minus k0, native) on a kCFI/FineIBT kernel minus the same without CFI",
+			A:    sel("BenchmarkDispatcher/dispatcher=full/fill=native/prog=xdp", "delta-ns/op").on(cfiOn),
+			B:    sel("BenchmarkDispatcher/dispatcher=full/fill=native/prog=xdp", "delta-ns/op").on(cfiOff),
+		},
+		Same: []string{"mitigations", "retpoline"},
+		Shape: &Shape{Change: Longer, Measure: Measure{
+			What: "the fallback's instructions (full minus k0, native) on a kCFI kernel minus the same kernel without CFI",
+			A:    sel("BenchmarkDispatcher/dispatcher=full/fill=native/prog=xdp", "delta-instrs/op").on(icount(cfiOn)),
+			B:    sel("BenchmarkDispatcher/dispatcher=full/fill=native/prog=xdp", "delta-instrs/op").on(icount(cfiOff)),
+		}},
 	},
 	// Trampolines: the selftests bench trigger figures (2025).
 	{

@@ -150,8 +150,11 @@ func Report(w io.Writer, files []*File) {
 		case o.Shape:
 			m = c.Shape.Measure
 			claim := "the path gets shorter in instructions (the change below 0)"
-			if c.Shape.Change == Unchanged {
+			switch c.Shape.Change {
+			case Unchanged:
 				claim = "the path keeps its length in instructions (the change within ±4%)"
+			case Longer:
+				claim = "the path gets longer in instructions (the change above 0)"
 			}
 			fmt.Fprintf(w, "    claimed:   %s; the published timing: %s\n", claim, p.From)
 		default:
@@ -208,8 +211,11 @@ func published(o Outcome) string {
 }
 
 func shapeClaim(c Change) string {
-	if c == Unchanged {
+	switch c {
+	case Unchanged:
 		return "unchanged (±4%)"
+	case Longer:
+		return "longer (> 0)"
 	}
 	return "shorter (< 0)"
 }

@@ -149,13 +149,17 @@ func Decide(p Published, e Estimate) (Verdict, string) {
 }
 
 // DecideShape judges a change of instruction count e (newer minus older
-// kernel) by shapeRules: for a claimed shortening against 0, for a
-// claimed absence of change against ±4% of old, the older kernel's count.
+// kernel, or the kernel with a feature minus the one without) by
+// shapeRules: for a claimed shortening or lengthening against 0, for a
+// claimed absence of change against ±4% of old, the other kernel's count.
 func DecideShape(change Change, e Estimate, old float64) (Verdict, string) {
 	lo, hi := math.Inf(-1), 0.0
 	tol := rateNoise * math.Abs(old)
-	if change == Unchanged {
+	switch change {
+	case Unchanged:
 		lo, hi = -tol, tol
+	case Longer:
+		lo, hi = 0, math.Inf(1)
 	}
 	v := decide(shapeRules, e, 0, lo, hi)
 	ci := "the CI " + interval(e.Lo, e.Hi)
@@ -169,6 +173,12 @@ func DecideShape(change Change, e Estimate, old float64) (Verdict, string) {
 		return v, ci + " lies at or above 0: the path did not get shorter"
 	case change == Shorter:
 		return v, ci + " includes 0: shorter or not, this cannot tell"
+	case change == Longer && v == InShape:
+		return v, ci + " lies above 0: the path got longer"
+	case change == Longer && v == NotInShape:
+		return v, ci + " lies at or below 0: the path did not get longer"
+	case change == Longer:
+		return v, ci + " includes 0: longer or not, this cannot tell"
 	case v == InShape:
 		return v, ci + " lies within " + band + ": the path kept its length"
 	case v == NotInShape:
@@ -183,11 +193,15 @@ type Change int
 const (
 	Shorter   Change = iota // the newer kernel's path is shorter
 	Unchanged               // it stays within ±4%
+	Longer                  // the path gets longer (a check added)
 )
 
 func (c Change) String() string {
-	if c == Unchanged {
+	switch c {
+	case Unchanged:
 		return "unchanged"
+	case Longer:
+		return "longer"
 	}
 	return "shorter"
 }
