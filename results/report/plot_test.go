@@ -28,21 +28,7 @@ import (
 func TestPlotsReadable(t *testing.T) {
 	n := 0
 	for _, name := range []string{"retpoline.txt", "mitigations-off.txt", "icount-7.0.txt"} {
-		f := readTestdata(t, name)[0]
-		figs, err := Figures(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, fig := range figs {
-			svg, err := fig.render()
-			if err != nil {
-				t.Fatal(err)
-			}
-			n++
-			for _, problem := range checkSVG(svg) {
-				t.Errorf("%s, %s plot: %s", name, fig.what, problem)
-			}
-		}
+		n += checkFigures(t, name, readTestdata(t, name)[0])
 	}
 	if n < 5 {
 		t.Errorf("rendered %d figures from the test data, want the 5 of retpoline.txt at least", n)
@@ -247,18 +233,26 @@ func parseTransform(s string) matrix {
 // file to the same checks.
 func TestCommittedPlotsReadable(t *testing.T) {
 	for _, f := range committed(t) {
-		figs, err := Figures(f)
+		checkFigures(t, f.Stem(), f)
+	}
+}
+
+// checkFigures renders every figure of f, reports what checkSVG finds in
+// each under name, and returns how many it rendered.
+func checkFigures(t *testing.T, name string, f *File) int {
+	t.Helper()
+	figs, err := Figures(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fig := range figs {
+		svg, err := fig.render()
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, fig := range figs {
-			svg, err := fig.render()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, problem := range checkSVG(svg) {
-				t.Errorf("%s, %s plot: %s", f.Stem(), fig.what, problem)
-			}
+		for _, problem := range checkSVG(svg) {
+			t.Errorf("%s, %s plot: %s", name, fig.what, problem)
 		}
 	}
+	return len(figs)
 }
