@@ -137,25 +137,9 @@ func loopSizing(callTime time.Duration, v, base *Loop) Sizing {
 	sz := Sizing{Warm: 10000, Min: 100_000, Max: 1 << 26, CallTime: callTime}
 	if v.Iterations != nil || (base != nil && base.Iterations != nil) {
 		sz.Max = MaxIterations
-		if _, ok := probe.Icount(); ok {
-			// Counting instructions, a bpf_loop call that spans a
-			// timer tick counts the tick's instructions too (4 ms of
-			// virtual time at HZ=250): calls of at most icountCallTime
-			// leave most rounds without one, and the low quantile
-			// takes those (two 7.3 runs of fexit on a kernel function:
-			// 160 and 176 instructions with 4 ms calls, 178.7 and 177.9
-			// with these). test_run's loops keep their length: shorter
-			// ones made the subtracted fixed cost weigh more, and two
-			// runs' drop rows then differed by 2%.
-			sz.Min, sz.CallTime = 1000, min(callTime, icountCallTime)
-		}
 	}
 	return sz
 }
-
-// icountCallTime bounds a call's length in an instruction-counting guest:
-// a quarter of the shortest timer tick (HZ=1000).
-const icountCallTime = 250 * time.Microsecond
 
 func measureRounds(budget Budget, v, base *Loop, callTime time.Duration, reset func()) (Result, error) {
 	var kns, call []float64
