@@ -76,15 +76,16 @@ func Report(b *testing.B, v float64, unit string) {
 			return // suppressing the built-in, as b.ReportMetric does
 		}
 	}
-	if u, ok := countedUnit(unit); ok {
+	if u, ok := CountedUnit(unit); ok {
 		b.ReportMetric(v/math.Exp2(float64(shift)), u)
 	}
 }
 
-// countedUnit names unit in instructions: each "ns" in it becomes
-// "instrs" and each "us" "kinstrs". Units that are no time (counts,
-// fractions, bytes) stay as they are; rates have no meaning (ok false).
-func countedUnit(unit string) (string, bool) {
+// CountedUnit names unit in instructions, as Report writes it and the
+// claims report reads it back: each "ns" in it becomes "instrs" and each
+// "us" "kinstrs". Units that are no time (counts, fractions, bytes) stay
+// as they are; rates have no meaning (ok false).
+func CountedUnit(unit string) (string, bool) {
 	if strings.HasSuffix(unit, "/s") || strings.HasSuffix(unit, "pps") {
 		return "", false
 	}
@@ -119,7 +120,7 @@ func UnitLines() []string {
 		if len(f) < 2 {
 			continue
 		}
-		if u, ok := countedUnit(f[1]); ok {
+		if u, ok := CountedUnit(f[1]); ok {
 			f[1] = u
 			out = append(out, strings.Join(f, " "))
 		}

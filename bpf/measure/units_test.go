@@ -23,16 +23,16 @@ func TestCountedUnit(t *testing.T) {
 		{"capacity-pps", "", false},
 		{"calls/s", "", false},
 	} {
-		got, ok := countedUnit(c.in)
+		got, ok := CountedUnit(c.in)
 		if got != c.want || ok != c.ok {
-			t.Errorf("countedUnit(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+			t.Errorf("CountedUnit(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 	// Every unit the suite declares is either a rate or comes out with no
 	// "ns" or "us" left in it.
 	for _, l := range Units {
 		u := strings.Fields(l)[1]
-		got, ok := countedUnit(u)
+		got, ok := CountedUnit(u)
 		if ok && (strings.Contains("-"+got+"-", "-ns") || strings.Contains(got, "ns/") || strings.HasSuffix(got, "-us")) {
 			t.Errorf("declared unit %s counts as %s: still a time", u, got)
 		}

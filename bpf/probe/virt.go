@@ -15,28 +15,35 @@ import (
 // disagree there by 10-40% from one run to the next (seen on Debian 5.10,
 // 6.1 and 6.12 under TCG), so timings from it show only that the code ran,
 // never what it costs.
-var Emulated = sync.OnceValue(func() bool {
-	v := label("virt")
+func Emulated() bool {
+	v := virt().name
 	return v == "tcg" || v == labels.Icount
-})
+}
 
 // Icount reports whether the guest's clocks count instructions (QEMU's
 // -icount: virt label tcg-icount) and its shift: every executed
 // instruction advances every clock by 2^shift ns, so what the suite
 // measures as a time is a number of instructions.
-var Icount = sync.OnceValues(func() (shift int, ok bool) {
-	if label("virt") != labels.Icount {
-		return 0, false
-	}
-	n, err := strconv.Atoi(label("icount-shift"))
-	return n, err == nil
-})
+func Icount() (shift int, ok bool) {
+	v := virt()
+	return v.shift, v.name == labels.Icount && v.shiftOK
+}
 
-func label(key string) string {
+// virt reads the labels once (they read /proc and, without a kernel
+// config, all of /proc/kallsyms) for both questions.
+var virt = sync.OnceValue(func() (v struct {
+	name    string
+	shift   int
+	shiftOK bool
+}) {
 	for _, l := range labels.All() {
-		if l.Key == key {
-			return l.Value
+		switch l.Key {
+		case "virt":
+			v.name = l.Value
+		case "icount-shift":
+			n, err := strconv.Atoi(l.Value)
+			v.shift, v.shiftOK = n, err == nil
 		}
 	}
-	return ""
-}
+	return v
+})

@@ -122,12 +122,8 @@ var claims = []Claim{
 			A:    sel("BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc", "delta-ns/op").on(cfiOn),
 			B:    sel("BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc", "delta-ns/op").on(cfiOff),
 		},
-		Same: []string{"mitigations", "retpoline"},
-		Shape: &Shape{Change: Longer, Measure: Measure{
-			What: "the indirect call's instructions (prog=tc minus k0) on a kCFI kernel minus the same kernel without CFI",
-			A:    sel("BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc", "delta-instrs/op").on(icount(cfiOn)),
-			B:    sel("BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc", "delta-instrs/op").on(icount(cfiOff)),
-		}},
+		Same:  []string{"mitigations", "retpoline"},
+		Shape: counted(Longer, "the indirect call's instructions (prog=tc minus k0) on a kCFI kernel minus the same kernel without CFI", icount(cfiOn), icount(cfiOff)),
 	},
 	{
 		ID:        "2.2",
@@ -138,12 +134,8 @@ var claims = []Claim{
 			A:    sel("BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp", "ns/op").on(cfiOn),
 			B:    sel("BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp", "ns/op").on(cfiOff),
 		},
-		Same: []string{"mitigations", "retpoline"},
-		Shape: &Shape{Change: Unchanged, Measure: Measure{
-			What: "XDP drop's instructions through the dispatcher (k0) on a kCFI kernel minus the same kernel without CFI",
-			A:    sel("BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp", "instrs/op").on(icount(cfiOn)),
-			B:    sel("BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp", "instrs/op").on(icount(cfiOff)),
-		}},
+		Same:  []string{"mitigations", "retpoline"},
+		Shape: counted(Unchanged, "XDP drop's instructions through the dispatcher (k0) on a kCFI kernel minus the same kernel without CFI", icount(cfiOn), icount(cfiOff)),
 	},
 	{
 		ID:        "2.3",
@@ -154,12 +146,8 @@ var claims = []Claim{
 			A:    sel("BenchmarkDispatcher/dispatcher=full/fill=native/prog=xdp", "delta-ns/op").on(cfiOn),
 			B:    sel("BenchmarkDispatcher/dispatcher=full/fill=native/prog=xdp", "delta-ns/op").on(cfiOff),
 		},
-		Same: []string{"mitigations", "retpoline"},
-		Shape: &Shape{Change: Longer, Measure: Measure{
-			What: "the fallback's instructions (full minus k0, native) on a kCFI kernel minus the same kernel without CFI",
-			A:    sel("BenchmarkDispatcher/dispatcher=full/fill=native/prog=xdp", "delta-instrs/op").on(icount(cfiOn)),
-			B:    sel("BenchmarkDispatcher/dispatcher=full/fill=native/prog=xdp", "delta-instrs/op").on(icount(cfiOff)),
-		}},
+		Same:  []string{"mitigations", "retpoline"},
+		Shape: counted(Longer, "the fallback's instructions (full minus k0, native) on a kCFI kernel minus the same kernel without CFI", icount(cfiOn), icount(cfiOff)),
 	},
 	// Trampolines: the selftests bench trigger figures (2025).
 	{
@@ -253,12 +241,8 @@ var claims = []Claim{
 			B:    sel("BenchmarkTrampoline/target=helper/attach=fexit", "delta-ns/op").on(callKernel),
 			Note: "the two files differ in everything else the kernels changed between them",
 		},
-		Same: []string{"mitigations", "retpoline", "cfi"},
-		Shape: &Shape{Change: Shorter, Measure: Measure{
-			What: "the fexit row's delta in instructions per call, newer kernel minus older",
-			A:    sel("BenchmarkTrampoline/target=helper/attach=fexit", "delta-instrs/op").on(icountJmp),
-			B:    sel("BenchmarkTrampoline/target=helper/attach=fexit", "delta-instrs/op").on(icountCall),
-		}},
+		Same:  []string{"mitigations", "retpoline", "cfi"},
+		Shape: counted(Shorter, "the fexit row's delta in instructions per call, newer kernel minus older", icountJmp, icountCall),
 	},
 	{
 		ID:        "6.2",
@@ -270,12 +254,8 @@ var claims = []Claim{
 			B:    sel("BenchmarkTrampoline/target=kfunc/attach=fmod_ret", "delta-ns/op").on(callKernel),
 			Note: "the two files differ in everything else the kernels changed between them",
 		},
-		Same: []string{"mitigations", "retpoline", "cfi"},
-		Shape: &Shape{Change: Shorter, Measure: Measure{
-			What: "the fmod_ret row's delta in instructions per call, newer kernel minus older",
-			A:    sel("BenchmarkTrampoline/target=kfunc/attach=fmod_ret", "delta-instrs/op").on(icountJmp),
-			B:    sel("BenchmarkTrampoline/target=kfunc/attach=fmod_ret", "delta-instrs/op").on(icountCall),
-		}},
+		Same:  []string{"mitigations", "retpoline", "cfi"},
+		Shape: counted(Shorter, "the fmod_ret row's delta in instructions per call, newer kernel minus older", icountJmp, icountCall),
 	},
 	{
 		ID:        "6.3",
@@ -287,12 +267,8 @@ var claims = []Claim{
 			B:    sel("BenchmarkTrampoline/target=helper/attach=fentry", "delta-ns/op").on(callKernel),
 			Note: "the two files differ in everything else the kernels changed between them",
 		},
-		Same: []string{"mitigations", "retpoline", "cfi"},
-		Shape: &Shape{Change: Unchanged, Measure: Measure{
-			What: "the fentry row's delta in instructions per call, newer kernel minus older",
-			A:    sel("BenchmarkTrampoline/target=helper/attach=fentry", "delta-instrs/op").on(icountJmp),
-			B:    sel("BenchmarkTrampoline/target=helper/attach=fentry", "delta-instrs/op").on(icountCall),
-		}},
+		Same:  []string{"mitigations", "retpoline", "cfi"},
+		Shape: counted(Unchanged, "the fentry row's delta in instructions per call, newer kernel minus older", icountJmp, icountCall),
 	},
 	{
 		ID:        "6.4",
@@ -474,6 +450,27 @@ func kernelBefore(v int, name string) *Boot {
 		k, ok := kernelVersion(f.Label("kernel"))
 		return ok && k < v
 	}}
+}
+
+// counted is the shape a claim's timing Measure gives in instruction-count
+// files: the same rows, in the units those files report (delta-ns/op is
+// delta-instrs/op there), on boots a and b. Set after the claim's Measure
+// (see init).
+func counted(change Change, what string, a, b *Boot) *Shape {
+	return &Shape{Change: change, Measure: Measure{What: what, A: Sel{Boot: a}, B: Sel{Boot: b}}}
+}
+
+func init() {
+	for i := range claims {
+		c := &claims[i]
+		if c.Shape == nil || c.Shape.Measure.A.Unit != "" {
+			continue
+		}
+		m := &c.Shape.Measure
+		for _, p := range []struct{ shape, timing *Sel }{{&m.A, &c.Measure.A}, {&m.B, &c.Measure.B}} {
+			p.shape.Name, p.shape.Unit = p.timing.Name, instrsUnit(p.timing.Unit)
+		}
+	}
 }
 
 // icount restricts b to instruction-count files.

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
+
+	"bpfbench/bpf/measure"
 )
 
 // A File is one results file as `go test -bench` wrote it: the
@@ -293,7 +295,12 @@ func (f *File) noTiming() string {
 
 // instrsUnit is the unit an instruction-count file reports for a timing
 // unit: delta-ns/op is delta-instrs/op there.
-func instrsUnit(u string) string { return strings.Replace(u, "ns", "instrs", 1) }
+func instrsUnit(u string) string {
+	if c, ok := measure.CountedUnit(u); ok {
+		return c
+	}
+	return u
+}
 
 // Label returns a configuration label, or "absent" when the file has none.
 func (f *File) Label(k string) string {
