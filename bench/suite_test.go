@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,13 @@ func TestOutputParses(t *testing.T) {
 	}
 	if _, ok := base.Value("delta-sec/op"); ok {
 		t.Error("the baseline reports a delta against itself")
+	}
+	// Cycles where the suite times its addition chain on a CPU that keeps
+	// time (amd64, not emulated); none where the cycles would be nobody's.
+	_, cycles := parse.Value("cycles/op")
+	_, ghz := parse.Value("core-ghz")
+	if want := runtime.GOARCH == "amd64" && !probe.Emulated(); cycles != want || ghz != want {
+		t.Errorf("cycles/op reported %v, core-ghz %v: want %v (emulated: %v)", cycles, ghz, want, probe.Emulated())
 	}
 	if u := units[benchfmt.UnitMetadataKey{Unit: "delta-sec/op", Key: "better"}]; u == nil || u.Value != "lower" {
 		t.Errorf("no Unit line says delta-ns/op is better lower")

@@ -59,6 +59,9 @@ type Result struct {
 	// Ns is the low quantile (LowQuantile) of the variant's per-round
 	// cost, KernelNs the same quantile of the kernel's own averages.
 	Ns, KernelNs float64
+	// Cycles is Ns in cycles of the clock rate each round ran at
+	// (Rounds.Cycles), GHz the median rate (NaN where not measured).
+	Cycles, GHz float64
 	// CallUs is the median fixed cost of a test_run call: the median,
 	// because softirq work that happens to land in one short call would
 	// otherwise dominate the mean.
@@ -113,6 +116,7 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 		b.Logf("%d measurements of %d rounds were taken again (EINTR, or the clocks disagreed)", r.Remeasured, r.Rounds)
 	}
 	Report(b, r.Ns, "ns/op")
+	ReportCycles(b, r.Cycles, r.GHz, "cycles/op")
 	if kernelTimed {
 		Report(b, r.KernelNs, "kernel-ns/op")
 		b.ReportMetric(float64(r.Disagreed)/float64(max(r.Rounds, 1)), "clock-disagree")
@@ -178,6 +182,8 @@ func measureRounds(budget Budget, v, base *Loop, callTime time.Duration, reset f
 	}
 	r := Result{
 		Ns:         rounds.Location(0).Value,
+		Cycles:     rounds.Cycles(0).Value,
+		GHz:        rounds.GHz(0),
 		KernelNs:   quantile(kns, LowQuantile),
 		CallUs:     quantile(call, 0.5),
 		Rounds:     rounds.Count(),

@@ -88,6 +88,10 @@ type Rounds struct {
 	Size uint32
 	// Ns[s][i] is stream s's cost per unit in round i.
 	Ns [][]float64
+	// CycleNs[s][i] is the cycle length measured right after stream s's
+	// call of round i (CycleNs): a host changes its clock rate every few
+	// tens of ms, a round's calls take a few ms each.
+	CycleNs [][]float64
 	// Elapsed is the wall time of the measured rounds.
 	Elapsed time.Duration
 }
@@ -133,7 +137,7 @@ func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, er
 	if budget.Units > 0 {
 		n = budget.Units
 	}
-	r := &Rounds{Size: sz.Size(n, warm), Ns: make([][]float64, len(streams))}
+	r := &Rounds{Size: sz.Size(n, warm), Ns: make([][]float64, len(streams)), CycleNs: make([][]float64, len(streams))}
 	// A -benchtime Nx run: enough rounds for the units asked, at least
 	// one. A timed run: whole balanced blocks until the budget is spent.
 	block := 2 * len(streams)
@@ -152,6 +156,7 @@ func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, er
 				return nil, err
 			}
 			r.Ns[s] = append(r.Ns[s], ns)
+			r.CycleNs[s] = append(r.CycleNs[s], CycleNs())
 		}
 		units += int(r.Size)
 		r.Elapsed = time.Since(start)

@@ -16,6 +16,11 @@ var Units = []string{
 	"Unit delta-ns/op better=lower assume=nothing",
 	"Unit delta-ci95-ns better=lower assume=nothing",
 	"Unit call-us better=lower assume=nothing",
+	// ns/op in cycles of the clock rate each round ran at, and that rate
+	// (measure.CycleNs): the figure to compare across runs on a host that
+	// changes its frequency.
+	"Unit cycles/op better=lower assume=nothing",
+	"Unit core-ghz assume=nothing",
 	// BenchmarkMitigations: the JIT image size (hardening grows it).
 	"Unit jited-bytes better=lower assume=nothing",
 	// BenchmarkCall: delta-ns/op per call or tail call.

@@ -1,0 +1,65 @@
+package measure
+
+import (
+	"math"
+	"runtime"
+	"testing"
+)
+
+// TestCycleNs: the multiplication chain's product is what it ran (so the
+// assembler loop ran every iteration), and on amd64 it gives a cycle
+// length; elsewhere there is none, and no cycles are reported.
+func TestCycleNs(t *testing.T) {
+	for _, n := range []uint64{0, 1, chainIters} {
+		if got, want := mulChain(n), pow3(8*n); got != want {
+			t.Fatalf("mulChain(%d) = %d, want 3^%d mod 2^64 = %d", n, got, 8*n, want)
+		}
+	}
+	c := CycleNs()
+	if runtime.GOARCH != "amd64" {
+		if c != 0 {
+			t.Fatalf("CycleNs() = %v without an addition chain, want 0", c)
+		}
+		return
+	}
+	if !(c > 0) || math.IsInf(c, 0) {
+		t.Fatalf("CycleNs() = %v, want a positive cycle length", c)
+	}
+}
+
+// TestCyclesCancelTheClockRate: rounds whose time doubles because the
+// clock rate halved (the cycle length doubled) cost the same cycles, which
+// a time's low quantile, sitting in the fast rounds, does not show; a
+// round without a cycle length gives no figure.
+func TestCyclesCancelTheClockRate(t *testing.T) {
+	r := &Rounds{Ns: [][]float64{{5, 10, 5, 10, 10, 10, 10, 10}}}
+	r.CycleNs = [][]float64{{0.25, 0.5, 0.25, 0.5, 0.5, 0.5, 0.5, 0.5}}
+	if c := r.Cycles(0); c.Value != 20 || !c.Covers(20) || c.Half() != 0 {
+		t.Errorf("cycles %+v, want exactly 20 with no spread", c)
+	}
+	if g := r.GHz(0); g != 2 {
+		t.Errorf("median rate %v GHz, want 2", g)
+	}
+	r.CycleNs[0][3] = 0
+	if c := r.Cycles(0); !math.IsNaN(c.Value) {
+		t.Errorf("cycles %+v with a round unmeasured, want NaN", c)
+	}
+	r.CycleNs = nil
+	if c, g := r.Cycles(0), r.GHz(0); !math.IsNaN(c.Value) || !math.IsNaN(g) {
+		t.Errorf("cycles %+v, rate %v without cycle lengths, want NaN", c, g)
+	}
+}
+
+// TestRunMeasuresCycles: every stream's call of every round gets a cycle
+// length.
+func TestRunMeasuresCycles(t *testing.T) {
+	stream := func(size uint32) (float64, error) { return 1, nil }
+	sz := Sizing{Warm: 10, Min: 100, Max: 100}
+	r, err := Run(Budget{Units: 500}, sz, nil, stream, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Count() != 5 || len(r.CycleNs) != 2 || len(r.CycleNs[0]) != 5 || len(r.CycleNs[1]) != 5 {
+		t.Fatalf("cycle lengths %v for %d rounds of 2 streams, want 5 per stream", r.CycleNs, r.Count())
+	}
+}
