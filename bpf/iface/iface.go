@@ -2,8 +2,8 @@ package iface
 
 import (
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
 	"bpfbench/bpf/rig"
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -384,12 +384,12 @@ func (s IfaceSample) Busy() float64 {
 // CPU, and each receiving CPU's softirq share), and returns the totals.
 func SampleIface(ifc Iface, rxCount *ebpf.Map, d, interval time.Duration, w io.Writer) (IfaceSample, error) {
 	var s IfaceSample
-	read := func() ([][]uint64, []cpuTicks, uint64, error) {
+	read := func() ([][]uint64, []measure.CPUTicks, uint64, error) {
 		rx, err := rig.ReadQueues(rxCount, ifc.Queues)
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		ticks, err := readCPUTicks()
+		ticks, err := measure.ReadCPUTicks()
 		if err != nil {
 			return nil, nil, 0, err
 		}
@@ -421,14 +421,14 @@ func SampleIface(ifc Iface, rxCount *ebpf.Map, d, interval time.Duration, w io.W
 	s.Duration = time.Since(start)
 	s.RX = rig.Counts{RX: rx1}.Sub(rig.Counts{RX: rx0}).RX
 	for cpu := range min(len(t0), len(t1)) {
-		s.Softirq = append(s.Softirq, ticksDur(t1[cpu].softirq-t0[cpu].softirq))
-		s.Elapsed = append(s.Elapsed, ticksDur(t1[cpu].total-t0[cpu].total))
+		s.Softirq = append(s.Softirq, measure.TicksDur(t1[cpu].Softirq-t0[cpu].Softirq))
+		s.Elapsed = append(s.Elapsed, measure.TicksDur(t1[cpu].Total-t0[cpu].Total))
 	}
 	s.Missed = m1 - m0
 	return s, nil
 }
 
-func rateTable(ifc Iface, delta [][]uint64, t0, t1 []cpuTicks, dt, elapsed time.Duration) string {
+func rateTable(ifc Iface, delta [][]uint64, t0, t1 []measure.CPUTicks, dt, elapsed time.Duration) string {
 	var b strings.Builder
 	sec := dt.Seconds()
 	// Not "word: ...": benchfmt would read a configuration line.
@@ -446,8 +446,8 @@ func rateTable(ifc Iface, delta [][]uint64, t0, t1 []cpuTicks, dt, elapsed time.
 			}
 			total += v
 			soft := "-"
-			if cpu < len(t0) && cpu < len(t1) && t1[cpu].total > t0[cpu].total {
-				soft = fmt.Sprintf("%.0f%%", 100*float64(t1[cpu].softirq-t0[cpu].softirq)/float64(t1[cpu].total-t0[cpu].total))
+			if cpu < len(t0) && cpu < len(t1) && t1[cpu].Total > t0[cpu].Total {
+				soft = fmt.Sprintf("%.0f%%", 100*float64(t1[cpu].Softirq-t0[cpu].Softirq)/float64(t1[cpu].Total-t0[cpu].Total))
 			}
 			fmt.Fprintf(&b, "  %-6s %-5d %14.0f %9s\n", name, cpu, float64(v)/sec, soft)
 		}
@@ -466,58 +466,6 @@ func (ifc Iface) missed() (uint64, error) {
 		return nil
 	})
 	return n, err
-}
-
-type cpuTicks struct{ softirq, total uint64 }
-
-// userHZ is the unit of /proc/stat: USER_HZ, 100 on every Linux ABI.
-const userHZ = 100
-
-func ticksDur(t uint64) time.Duration { return time.Duration(t) * time.Second / userHZ }
-
-// readCPUTicks reads each CPU's softirq and total time from /proc/stat.
-func readCPUTicks() ([]cpuTicks, error) {
-	f, err := os.Open("/proc/stat")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []cpuTicks
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 8 || !strings.HasPrefix(fields[0], "cpu") || fields[0] == "cpu" {
-			continue
-		}
-		cpu, err := strconv.Atoi(fields[0][3:])
-		if err != nil {
-			continue
-		}
-		var t cpuTicks
-		// user nice system idle iowait irq softirq steal (guest time is
-		// already in user).
-		for i, s := range fields[1:min(9, len(fields))] {
-			v, err := strconv.ParseUint(s, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("/proc/stat %s: %w", fields[0], err)
-			}
-			t.total += v
-			if i == 6 {
-				t.softirq = v
-			}
-		}
-		for len(out) <= cpu {
-			out = append(out, cpuTicks{})
-		}
-		out[cpu] = t
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, errors.New("/proc/stat: no per-CPU lines")
-	}
-	return out, nil
 }
 
 // SanitizeName makes a device name usable as a benchmark name value:

@@ -54,6 +54,21 @@ func Once(b *testing.B, measure func()) {
 	}
 }
 
+// OncePinned runs measure once (Once) on a thread pinned to cpu (Pinned)
+// and returns its error, after reporting steal-frac: the share of cpu's
+// time its vCPU was stolen by the host meanwhile (/proc/stat; none when no
+// tick passed).
+func OncePinned(b *testing.B, cpu int, measure func() error) error {
+	b.Helper()
+	steal := startSteal(cpu)
+	var err error
+	Once(b, func() { err = Pinned(cpu, measure) })
+	if f, ok := steal.frac(); ok {
+		b.ReportMetric(f, "steal-frac")
+	}
+	return err
+}
+
 // Result summarises the samples of one variant.
 type Result struct {
 	// Ns is the low quantile (LowQuantile) of the variant's per-round
@@ -93,14 +108,12 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 		base = nil
 	}
 	var r Result
-	Once(b, func() {
-		err := Pinned(o.CPU, func() error {
-			var err error
-			r, err = measureRounds(o.Budget(), v, base, o.CallTime, b.ResetTimer)
-			return err
-		})
-		probe.Require(b, err, "measure test_run loop")
+	err := OncePinned(b, o.CPU, func() error {
+		var err error
+		r, err = measureRounds(o.Budget(), v, base, o.CallTime, b.ResetTimer)
+		return err
 	})
+	probe.Require(b, err, "measure test_run loop")
 	// A loop that repeats inside the program (Loop.Iterations) is not
 	// timed by the kernel: there is no kernel average to compare with.
 	kernelTimed := v.Iterations == nil
@@ -116,7 +129,10 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 		b.Logf("%d measurements of %d rounds were taken again (EINTR, or the clocks disagreed)", r.Remeasured, r.Rounds)
 	}
 	Report(b, r.Ns, "ns/op")
-	ReportCycles(b, r.Cycles, r.GHz, "cycles/op")
+	if !v.KernelClock {
+		// A time in whole kernel ns has no cycles to speak of.
+		ReportCycles(b, r.Cycles, r.GHz, "cycles/op")
+	}
 	if kernelTimed {
 		Report(b, r.KernelNs, "kernel-ns/op")
 		b.ReportMetric(float64(r.Disagreed)/float64(max(r.Rounds, 1)), "clock-disagree")

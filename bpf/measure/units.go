@@ -55,6 +55,9 @@ var Units = []string{
 	"Unit delta-rel better=lower assume=nothing",
 	"Unit remeasured better=lower assume=exact",
 	"Unit clock-disagree better=lower assume=nothing",
+	// The share of the measuring CPU's time the host stole from its vCPU
+	// while the row measured (/proc/stat).
+	"Unit steal-frac better=lower assume=nothing",
 	// BenchmarkDispatcher: how many attached fillers' JIT images lie
 	// below the measured program's, which sets its path through the
 	// dispatcher's binary search.

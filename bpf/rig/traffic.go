@@ -784,21 +784,19 @@ type TrafficResult struct {
 func (t *Traffic) Bench(b *testing.B, r Receiver, ref *Receiver, o measure.BenchOptions, reset func()) TrafficResult {
 	b.Helper()
 	var res TrafficResult
-	measure.Once(b, func() {
-		err := measure.Pinned(o.CPU, func() error {
-			var err error
-			res, err = t.bench(o.Budget(), r, ref, o, func() {
-				b.ResetTimer()
-				if reset != nil {
-					reset()
-				}
-			})
-			return err
+	err := measure.OncePinned(b, o.CPU, func() error {
+		var err error
+		res, err = t.bench(o.Budget(), r, ref, o, func() {
+			b.ResetTimer()
+			if reset != nil {
+				reset()
+			}
 		})
-		if err != nil {
-			b.Fatal(err)
-		}
+		return err
 	})
+	if err != nil {
+		b.Fatal(err)
+	}
 	return res
 }
 
