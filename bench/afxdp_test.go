@@ -39,9 +39,9 @@ var afxdpVariants = []afxdpVariant{
 // kernelReceiver is the XDP program that does app in the kernel.
 func (v afxdpVariant) kernelReceiver() rig.Receiver {
 	if v.app == "l2fwd" {
-		return rig.Receiver{Action: "tx", Mode: "native", Prog: "touch"}
+		return rig.Receiver{Action: rig.Tx, Mode: rig.Native, Work: rig.WorkTouch}
 	}
-	return rig.Receiver{Action: "drop", Mode: "native", Prog: "drop"}
+	return rig.Receiver{Action: rig.Drop, Mode: rig.Native, Work: rig.WorkDrop}
 }
 
 // BenchmarkAFXDP answers: what does it cost per packet to hand frames to
@@ -120,7 +120,7 @@ func BenchmarkAFXDP(b *testing.B) {
 					return c.Returned(), err
 				}
 			}
-			r := rig.Receiver{Action: "xsk", Mode: "native", Prog: v.app, Ext: &rig.Ext{
+			r := rig.Receiver{Mode: rig.Native, Ext: &rig.Ext{
 				Name:      fmt.Sprintf("AF_XDP %s %s, queue %d", v.mode, v.app, queue),
 				Prog:      objs.XskRedirect,
 				Echoes:    v.app == "l2fwd",

@@ -50,7 +50,11 @@ func ifaceTarget() iface.IfaceTarget {
 
 // attachVariant is one row of the family's table.
 type attachVariant struct {
-	action, mode, prog string
+	// action, mode and prog are the rig's receiver; all empty for the
+	// generator alone (named none).
+	action rig.Action
+	mode   rig.Mode
+	prog   rig.Work
 	// dispatcher is direct (no fillers), full (the receiver attached with
 	// the dispatcher full, so it is called through the fallback) or k47
 	// (one filler fewer: the receiver is the 48th program, called directly
@@ -59,7 +63,15 @@ type attachVariant struct {
 }
 
 func (v attachVariant) name() string {
-	return fmt.Sprintf("action=%s/mode=%s/prog=%s/dispatcher=%s", v.action, v.mode, v.prog, v.dispatcher)
+	return fmt.Sprintf("action=%s/mode=%s/prog=%s/dispatcher=%s", orNone(v.action), orNone(v.mode), orNone(v.prog), v.dispatcher)
+}
+
+// orNone names an unset part of a name none.
+func orNone[S ~string](s S) string {
+	if s == "" {
+		return "none"
+	}
+	return string(s)
 }
 
 // reference is the variant v is paired with for delta-ns/pkt, measured in
@@ -79,18 +91,18 @@ func (v attachVariant) name() string {
 func (v attachVariant) reference() (attachVariant, bool) {
 	ref := v
 	switch {
-	case v.action == "none", v.dispatcher == "k47":
+	case v.action == "", v.dispatcher == "k47":
 		return v, false
 	case v.dispatcher == "full":
 		ref.dispatcher = "k47"
-	case v.prog != "drop":
-		ref.prog = "drop"
-	case v.action == "redirect":
-		ref.action = "tx"
-	case v.action != "drop":
-		ref.action = "drop"
-	case v.mode == "generic":
-		ref.mode = "native"
+	case v.prog != rig.WorkDrop:
+		ref.prog = rig.WorkDrop
+	case v.action == rig.Redirect:
+		ref.action = rig.Tx
+	case v.action != rig.Drop:
+		ref.action = rig.Drop
+	case v.mode == rig.Generic:
+		ref.mode = rig.Native
 	default:
 		return v, false
 	}
@@ -99,10 +111,10 @@ func (v attachVariant) reference() (attachVariant, bool) {
 
 // receiver is what v attaches.
 func (v attachVariant) receiver(t *rig.Traffic) rig.Receiver {
-	if v.action == "none" {
+	if v.action == "" {
 		return rig.Receiver{}
 	}
-	r := rig.Receiver{Action: v.action, Mode: v.mode, Prog: v.prog}
+	r := rig.Receiver{Action: v.action, Mode: v.mode, Work: v.prog}
 	switch v.dispatcher {
 	case "full":
 		r.Fill = t.FullFill(r)
@@ -116,29 +128,29 @@ func (v attachVariant) receiver(t *rig.Traffic) rig.Receiver {
 // every rx-ns/pkt), then receivers. The default set answers the issue's
 // questions in under 40 s; sweep adds every combination.
 func attachVariants(sweep bool) []attachVariant {
-	vs := []attachVariant{{"none", "none", "none", "direct"}}
+	vs := []attachVariant{{dispatcher: "direct"}}
 	if !sweep {
 		return append(vs,
-			attachVariant{"drop", "native", "drop", "direct"},
-			attachVariant{"pass", "native", "drop", "direct"},
-			attachVariant{"tx", "native", "drop", "direct"},
-			attachVariant{"redirect", "native", "drop", "direct"},
-			attachVariant{"drop", "generic", "drop", "direct"},
-			attachVariant{"pass", "generic", "drop", "direct"},
-			attachVariant{"tx", "generic", "drop", "direct"},
-			attachVariant{"drop", "native", "parse", "direct"},
-			attachVariant{"drop", "native", "touch", "direct"},
-			attachVariant{"drop", "native", "drop", "full"},
-			attachVariant{"drop", "generic", "drop", "full"},
+			attachVariant{rig.Drop, rig.Native, rig.WorkDrop, "direct"},
+			attachVariant{rig.Pass, rig.Native, rig.WorkDrop, "direct"},
+			attachVariant{rig.Tx, rig.Native, rig.WorkDrop, "direct"},
+			attachVariant{rig.Redirect, rig.Native, rig.WorkDrop, "direct"},
+			attachVariant{rig.Drop, rig.Generic, rig.WorkDrop, "direct"},
+			attachVariant{rig.Pass, rig.Generic, rig.WorkDrop, "direct"},
+			attachVariant{rig.Tx, rig.Generic, rig.WorkDrop, "direct"},
+			attachVariant{rig.Drop, rig.Native, rig.WorkParse, "direct"},
+			attachVariant{rig.Drop, rig.Native, rig.WorkTouch, "direct"},
+			attachVariant{rig.Drop, rig.Native, rig.WorkDrop, "full"},
+			attachVariant{rig.Drop, rig.Generic, rig.WorkDrop, "full"},
 		)
 	}
-	for _, mode := range []string{"native", "generic"} {
-		for _, action := range []string{"drop", "pass", "tx", "redirect"} {
-			for _, prog := range []string{"drop", "parse", "touch"} {
+	for _, mode := range rig.Modes {
+		for _, action := range rig.Actions {
+			for _, prog := range rig.Works {
 				vs = append(vs, attachVariant{action, mode, prog, "direct"})
 			}
 		}
-		vs = append(vs, attachVariant{"drop", mode, "drop", "k47"}, attachVariant{"drop", mode, "drop", "full"})
+		vs = append(vs, attachVariant{rig.Drop, mode, rig.WorkDrop, "k47"}, attachVariant{rig.Drop, mode, rig.WorkDrop, "full"})
 	}
 	return vs
 }
@@ -201,7 +213,7 @@ func BenchmarkAttach(b *testing.B) {
 			if last.HaveDelta {
 				msg += fmt.Sprintf("; delta-ns/pkt %.2f%s against %s", last.Delta, pm(last.DeltaCI95), refv.name())
 			}
-			if r.Action != "" {
+			if !r.GeneratorOnly() {
 				msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + indent(rig.QueueTable(last.Total.RX), "  ")
 			}
 			say(b, v.name(), msg)
@@ -212,12 +224,12 @@ func BenchmarkAttach(b *testing.B) {
 // ifaceVariants are the real-NIC mode's receivers: every verdict that
 // leaves the external generator's traffic alone (no tx, no redirect).
 func ifaceVariants(sweep bool) []attachVariant {
-	progs := []string{"drop"}
+	progs := []rig.Work{rig.WorkDrop}
 	if sweep {
-		progs = []string{"drop", "parse", "touch"}
+		progs = rig.Works
 	}
 	var vs []attachVariant
-	for _, action := range []string{"drop", "pass"} {
+	for _, action := range []rig.Action{rig.Drop, rig.Pass} {
 		for _, prog := range progs {
 			vs = append(vs, attachVariant{action: action, prog: prog})
 		}

@@ -80,7 +80,7 @@ func BenchmarkCpumap(b *testing.B) {
 	}), "load the cpumap programs")
 	b.Cleanup(func() { objs.Close() })
 	snmp := openSNMP(b, t.NS)
-	inPlace := rig.Receiver{Action: "drop", Mode: "native", Prog: "drop"}
+	inPlace := rig.Receiver{Action: rig.Drop, Mode: rig.Native, Work: rig.WorkDrop}
 
 	for _, v := range cpumapVariants {
 		var msg string
@@ -108,7 +108,7 @@ func BenchmarkCpumap(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			r := rig.Receiver{Action: "cpumap", Mode: "native", Prog: v.drop, Ext: &rig.Ext{
+			r := rig.Receiver{Mode: rig.Native, Ext: &rig.Ext{
 				Name:      fmt.Sprintf("XDP_REDIRECT to CPU %d, dropped by %s", remote, v.drop),
 				Prog:      objs.CpuRedirect,
 				Delivered: kthread.watch(count),

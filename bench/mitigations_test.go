@@ -30,7 +30,7 @@ var hardenLevels = []string{"0", "1", "2"}
 // mitigationVariant is one row of the family: the toggles a loop runs
 // with. The zero value but for prog is the baseline.
 type mitigationVariant struct {
-	prog   string // an xdp.c program
+	prog   *bpf.XDPProgram // an xdp.c program
 	stats  bool
 	harden string // "0", "1" or "2": the level the program was loaded at
 	spec   *specControl
@@ -70,18 +70,18 @@ var specControls = []*specControl{
 // whatever the program does, constant blinding grows with its constants.
 func mitigationVariants() []mitigationVariant {
 	vs := []mitigationVariant{
-		{prog: "drop", harden: "0"},
-		{prog: "drop", harden: "0", stats: true},
-		{prog: "drop", harden: "1"},
-		{prog: "drop", harden: "2"},
+		{prog: bpf.XDP.Drop, harden: "0"},
+		{prog: bpf.XDP.Drop, harden: "0", stats: true},
+		{prog: bpf.XDP.Drop, harden: "1"},
+		{prog: bpf.XDP.Drop, harden: "2"},
 	}
 	for _, c := range specControls {
-		vs = append(vs, mitigationVariant{prog: "drop", harden: "0", spec: c})
+		vs = append(vs, mitigationVariant{prog: bpf.XDP.Drop, harden: "0", spec: c})
 	}
 	return append(vs,
-		mitigationVariant{prog: "parse", harden: "0"},
-		mitigationVariant{prog: "parse", harden: "1"},
-		mitigationVariant{prog: "parse", harden: "2"},
+		mitigationVariant{prog: bpf.XDP.Parse, harden: "0"},
+		mitigationVariant{prog: bpf.XDP.Parse, harden: "1"},
+		mitigationVariant{prog: bpf.XDP.Parse, harden: "2"},
 	)
 }
 
@@ -153,16 +153,6 @@ func (s *scopedTB) end() {
 	s.cleanups = nil
 }
 
-func xdpProg(objs *bpf.XDPObjects, name string) *ebpf.Program {
-	switch name {
-	case "drop":
-		return objs.Drop
-	case "parse":
-		return objs.Parse
-	}
-	panic("the mitigations family has no program " + name)
-}
-
 // objs returns the copy of the programs variant v runs.
 func (f *mitigationsFamily) objs(v mitigationVariant) *bpf.XDPObjects {
 	if v.stats {
@@ -177,7 +167,7 @@ func (f *mitigationsFamily) objs(v mitigationVariant) *bpf.XDPObjects {
 // first, on that thread.
 func (f *mitigationsFamily) loop(v mitigationVariant, spec func() error) *measure.Loop {
 	objs := f.objs(v)
-	p := xdpProg(objs, v.prog)
+	p := v.prog.Of(objs)
 	return &measure.Loop{Prog: p, Data: f.frame, Runs: objs.Runs, Prepare: func() error {
 		if spec != nil {
 			if err := spec(); err != nil {
@@ -436,7 +426,7 @@ func BenchmarkMitigations(b *testing.B) {
 // image size.
 func (f *mitigationsFamily) bench(b *testing.B, v mitigationVariant, base *mitigationVariant, spec []func() error) {
 	b.Helper()
-	n, err := jitedBytes(xdpProg(f.objs(v), v.prog))
+	n, err := jitedBytes(v.prog.Of(f.objs(v)))
 	if errors.Is(err, ebpf.ErrNotSupported) {
 		b.Skipf("the JIT image size, which hardening changes, is unavailable (net.core.bpf_jit_enable=0?): %v", err)
 	}
@@ -536,8 +526,8 @@ func (f *mitigationsFamily) benchSpec(b *testing.B, v, base mitigationVariant) {
 // runs are not counted.
 func TestStatsToggle(t *testing.T) {
 	f := newMitigationsFamily(t)
-	onV := mitigationVariant{prog: "drop", harden: "0", stats: true}
-	offV := mitigationVariant{prog: "drop", harden: "0"}
+	onV := mitigationVariant{prog: bpf.XDP.Drop, harden: "0", stats: true}
+	offV := mitigationVariant{prog: bpf.XDP.Drop, harden: "0"}
 	on, off := f.loop(onV, nil), f.loop(offV, nil)
 	err := measure.Pinned(benchOptions().CPU, func() error {
 		for i, l := range []*measure.Loop{off, on, off, on, off} {
@@ -610,10 +600,10 @@ func TestHardenReload(t *testing.T) {
 	if now := readHarden(t); now != was {
 		t.Errorf("%s is %s after loading, was %s", hardenSysctl, now, was)
 	}
-	for _, prog := range []string{"drop", "parse"} {
+	for _, prog := range []*bpf.XDPProgram{bpf.XDP.Drop, bpf.XDP.Parse} {
 		size := map[string]uint32{}
 		for _, level := range hardenLevels {
-			n, err := jitedBytes(xdpProg(f.sets[level], prog))
+			n, err := jitedBytes(prog.Of(f.sets[level]))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -327,7 +327,7 @@ func reportAttach(b *testing.B, r rig.Receiver, res rig.TrafficResult) {
 	if res.HaveGen {
 		measure.Report(b, res.GenNs, "gen-ns/pkt")
 	}
-	if r.Action != "" && res.HaveGen {
+	if !r.GeneratorOnly() && res.HaveGen {
 		measure.Report(b, res.RxNs, "rx-ns/pkt")
 		if res.Rounds > 1 {
 			measure.Report(b, res.RxCI95, "rx-ci95-ns")
@@ -357,7 +357,7 @@ func attachVerdict(r rig.Receiver, res rig.TrafficResult) string {
 	counts := fmt.Sprintf("generated %d, received %d, returned %d, lost %d (%.2f%%)",
 		total.Gen, total.Received(), total.Returned(), res.Lost, 100*res.LostFrac)
 	switch {
-	case r.Action == "":
+	case r.GeneratorOnly():
 		return fmt.Sprintf("generator alone: %.1f ns per frame made and dropped (%s). One CPU does both halves here "+
 			"(veth receives on the sending CPU), so every receiver's ns/pkt includes this; rx-ns/pkt subtracts it pairwise.",
 			res.Ns, counts)

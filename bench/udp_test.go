@@ -96,7 +96,7 @@ func BenchmarkUDP(b *testing.B) {
 				b.Skipf("NOT SATURATED in this process's first run of the row: skipped in every run (see its first skip for the figures)")
 			}
 			msg = ""
-			r := rig.Receiver{Action: "pass", Mode: "native", Prog: "drop"}
+			r := rig.Receiver{Action: rig.Pass, Mode: rig.Native, Work: rig.WorkDrop}
 			if v.recv == "none" {
 				r.Ext = &rig.Ext{Name: "XDP_PASS to the stack, no socket (Udp NoPorts)", Delivered: func() (uint64, error) { return snmp.read("Udp", "NoPorts") }}
 				res := t.Bench(b, r, nil, o, nil)

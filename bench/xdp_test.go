@@ -10,14 +10,12 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
-
-	"github.com/cilium/ebpf"
 )
 
 // xdpPrograms are the core XDP programs (progs/xdp.c). drop is the program
 // of the kernel selftest xdp_perf and the family's baseline; add64 is drop
 // plus 64 register additions, the calibration of instruction counts.
-var xdpPrograms = []string{"drop", "pass", "tx", "parse", "touch", "add64"}
+var xdpPrograms = []*bpf.XDPProgram{bpf.XDP.Drop, bpf.XDP.Pass, bpf.XDP.Tx, bpf.XDP.Parse, bpf.XDP.Touch, bpf.XDP.Add64}
 
 // xdpSizes are the frame sizes: the Ethernet minimum and a full MTU frame.
 var xdpSizes = []int{64, 1500}
@@ -40,33 +38,15 @@ func newXDPFamily(tb testing.TB) *xdpFamily {
 	return f
 }
 
-func (f *xdpFamily) prog(name string) *ebpf.Program {
-	switch name {
-	case "drop":
-		return f.objs.Drop
-	case "pass":
-		return f.objs.Pass
-	case "tx":
-		return f.objs.Tx
-	case "parse":
-		return f.objs.Parse
-	case "touch":
-		return f.objs.Touch
-	case "add64":
-		return f.objs.Add64
-	}
-	panic("unknown XDP program " + name)
-}
-
-// loop returns the test_run loop of program name on a UDP frame of size
-// bytes, held in the dispatcher while it runs.
-func (f *xdpFamily) loop(tb testing.TB, name string, size int) *measure.Loop {
+// loop returns the test_run loop of prog on a UDP frame of size bytes,
+// held in the dispatcher while it runs.
+func (f *xdpFamily) loop(tb testing.TB, prog *bpf.XDPProgram, size int) *measure.Loop {
 	tb.Helper()
 	frame, err := bpf.UDPFrame(size)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := f.prog(name)
+	p := prog.Of(&f.objs)
 	return &measure.Loop{Prog: p, Data: frame, Runs: f.objs.Runs, Switch: f.holder.Held(p)}
 }
 
@@ -105,16 +85,16 @@ func BenchmarkXDP(b *testing.B) {
 	f := newXDPFamily(b)
 	failpoint(b, "xdp-setup")
 	for _, size := range xdpSizes {
-		base := f.loop(b, "drop", size)
-		for _, name := range xdpPrograms {
-			b.Run(fmt.Sprintf("prog=%s/size=%d", name, size), func(b *testing.B) {
-				v := f.loop(b, name, size)
-				if name == "drop" {
+		base := f.loop(b, bpf.XDP.Drop, size)
+		for _, prog := range xdpPrograms {
+			b.Run(fmt.Sprintf("prog=%s/size=%d", prog, size), func(b *testing.B) {
+				v := f.loop(b, prog, size)
+				if prog == bpf.XDP.Drop {
 					measure.Bench(b, v, nil, benchOptions())
 					return
 				}
 				r := measure.Bench(b, v, base, benchOptions())
-				if name == "add64" {
+				if prog == bpf.XDP.Add64 {
 					f.calibrate(b, r)
 				}
 			})
@@ -124,7 +104,7 @@ func BenchmarkXDP(b *testing.B) {
 		// of runs; when it does not, the intervals of this run are not
 		// honest and the report draws no timing verdict from the file.
 		b.Run(fmt.Sprintf("prog=aa/size=%d", size), func(b *testing.B) {
-			measure.Bench(b, f.loop(b, "drop", size), base, benchOptions())
+			measure.Bench(b, f.loop(b, bpf.XDP.Drop, size), base, benchOptions())
 		})
 	}
 }

@@ -278,7 +278,7 @@ func (ifc Iface) link(fn func(netlink.Link) error) error {
 // link's cleanup, registered with tb.Cleanup, detaches it and
 // fails tb unless the device is back to the XDP state it had before; a
 // bpf_link also detaches by itself if the process dies.
-func AttachIface(tb testing.TB, ifc Iface, prog *ebpf.Program) (l link.Link, mode string, nativeErr error) {
+func AttachIface(tb testing.TB, ifc Iface, prog *ebpf.Program) (l link.Link, mode rig.Mode, nativeErr error) {
 	tb.Helper()
 	before, err := ifc.xdpState()
 	if err != nil {
@@ -289,18 +289,16 @@ func AttachIface(tb testing.TB, ifc Iface, prog *ebpf.Program) (l link.Link, mod
 	}
 	err = ifc.Do(func() error {
 		var err error
-		l, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index, Flags: link.XDPDriverMode})
-		if err == nil {
-			mode = "native"
-			return nil
+		for _, mode = range rig.Modes {
+			flags, _ := mode.Flags()
+			if l, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index, Flags: flags}); err == nil {
+				return nil
+			}
+			if mode == rig.Native {
+				nativeErr = err
+			}
 		}
-		nativeErr = err
-		l, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index, Flags: link.XDPGenericMode})
-		if err != nil {
-			return fmt.Errorf("attach XDP to %s: native: %v; generic: %w", ifc, nativeErr, err)
-		}
-		mode = "generic"
-		return nil
+		return fmt.Errorf("attach XDP to %s: native: %v; generic: %w", ifc, nativeErr, err)
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -207,11 +207,11 @@ func TestAttachIfaceRestores(t *testing.T) {
 	}
 	rs := rig.LoadReceivers(t)
 	t.Run("attached", func(t *testing.T) {
-		l, mode, nativeErr := AttachIface(t, ifc, rs.Prog("drop", "drop"))
-		if mode != "native" || nativeErr != nil {
+		l, mode, nativeErr := AttachIface(t, ifc, rs.Prog(rig.Drop, rig.WorkDrop))
+		if mode != rig.Native || nativeErr != nil {
 			t.Errorf("veth has native XDP, got %s (%v)", mode, nativeErr)
 		}
-		if err := l.Update(rs.Prog("pass", "parse")); err != nil {
+		if err := l.Update(rs.Prog(rig.Pass, rig.WorkParse)); err != nil {
 			t.Errorf("switch program: %v", err)
 		}
 		if x, err := ifc.xdpState(); err != nil || !x.Attached {
@@ -234,7 +234,7 @@ func TestSampleIface(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := rig.LoadReceivers(t)
-	AttachIface(t, ifc, rs.Prog("drop", "drop"))
+	AttachIface(t, ifc, rs.Prog(rig.Drop, rig.WorkDrop))
 
 	stop := tr.Flood(50_000)
 	var out bytes.Buffer

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -68,29 +69,113 @@ const (
 	MaxQueues = 64
 )
 
-// XDP verdicts, as in include/uapi/linux/bpf.h.
-var xdpActions = map[string]uint32{"drop": 1, "pass": 2, "tx": 3, "redirect": 4}
+// An Action is the verdict a rig receiver returns.
+type Action string
 
-// Receiver describes what receives the generator's frames.
+// The rig's receivers' verdicts.
+const (
+	Drop     Action = "drop"
+	Pass     Action = "pass"
+	Tx       Action = "tx"
+	Redirect Action = "redirect" // out of B through a DEVMAP, back to A
+)
+
+// Actions are the verdicts a rig receiver can return.
+var Actions = []Action{Drop, Pass, Tx, Redirect}
+
+// verdict is the action's value in include/uapi/linux/bpf.h (enum
+// xdp_action), the load-time constant rx_action of progs/attach.c; 0
+// (XDP_ABORTED) for none of Actions.
+func (a Action) verdict() uint32 {
+	switch a {
+	case Drop:
+		return 1
+	case Pass:
+		return 2
+	case Tx:
+		return 3
+	case Redirect:
+		return 4
+	}
+	return 0
+}
+
+// echoes says frames with this verdict go back out of B, to A's sink.
+func (a Action) echoes() bool { return a == Tx || a == Redirect }
+
+// A Mode is where on B a receiver runs.
+type Mode string
+
+// The attach modes.
+const (
+	Native  Mode = "native"  // the veth driver's NAPI poll
+	Generic Mode = "generic" // the stack's receive path, on an skb
+)
+
+// Modes are both attach modes.
+var Modes = []Mode{Native, Generic}
+
+// Flags are the mode's XDP attach flags (false for an unknown mode).
+func (m Mode) Flags() (link.XDPAttachFlags, bool) {
+	switch m {
+	case Native:
+		return link.XDPDriverMode, true
+	case Generic:
+		return link.XDPGenericMode, true
+	}
+	return 0, false
+}
+
+// A Work is what a rig receiver does with a frame before its verdict.
+type Work string
+
+// The receivers' work, progs/attach.c's rx_drop, rx_parse and rx_touch.
+const (
+	WorkDrop  Work = "drop"  // count and return
+	WorkParse Work = "parse" // also read the Ethernet, IP and UDP headers
+	WorkTouch Work = "touch" // also swap the MAC addresses
+)
+
+// Works are the receivers' kinds of work.
+var Works = []Work{WorkDrop, WorkParse, WorkTouch}
+
+// prog is the program of p that does w (nil for an unknown Work).
+func (w Work) prog(p *bpf.AttachPrograms) *ebpf.Program {
+	switch w {
+	case WorkDrop:
+		return p.RxDrop
+	case WorkParse:
+		return p.RxParse
+	case WorkTouch:
+		return p.RxTouch
+	}
+	return nil
+}
+
+// Receiver describes what receives the generator's frames: nothing (the
+// zero Receiver: the generator drops its own frames, gen_drop, which
+// measures the generator alone), one of the rig's programs (Action, Mode,
+// Work, Fill), or another family's program (Mode and an Ext with Prog).
 type Receiver struct {
-	// Action is the receiver's verdict: drop, pass, tx or redirect (out of
-	// B through a DEVMAP, back to A). Empty: no receiver; the generator
-	// drops its own frames (gen_drop), which measures the generator alone.
-	Action string
-	// Mode is native (the veth driver's NAPI poll) or generic (the stack's
-	// receive path, on an skb).
-	Mode string
-	// Prog is drop (count and return), parse (also read the Ethernet, IP and
-	// UDP headers) or touch (also swap the MAC addresses).
-	Prog string
+	// Action is the rig program's verdict.
+	Action Action
+	// Mode is where the receiver runs.
+	Mode Mode
+	// Work is what the rig program does before its verdict.
+	Work Work
 	// Fill is how many filler programs (see Filler) are attached to devices
 	// of another namespace before the receiver. At Traffic.FullFill the
 	// dispatcher is full when the receiver attaches, and the receiver is
 	// called through the dispatcher's fallback, an indirect call.
 	Fill int
-	// Ext, when set, extends the rig for another family's receiver.
+	// Ext, when set, extends the rig for another family: with its own
+	// program (Ext.Prog; Action and Work are then unset), or with hooks
+	// around one of the rig's.
 	Ext *Ext
 }
+
+// GeneratorOnly says nothing receives: the generator drops its own frames.
+func (r Receiver) GeneratorOnly() bool { return r.Action == "" && !r.ownProg() }
 
 // Ext is what another family adds to a Receiver: its own program on B, the
 // count of frames that reached the end of its path, and hooks that meter
@@ -99,9 +184,8 @@ type Ext struct {
 	// Name says what the receiver is, in messages.
 	Name string
 	// Prog, when set, is attached to B in the receiver's Mode instead of
-	// the rig's program; Action and Prog are then labels. It must count
-	// every frame in RxCount, as the rig's receivers do (load it with
-	// RxCount as a map replacement).
+	// one of the rig's programs. It must count every frame in RxCount, as
+	// the rig's receivers do (load it with RxCount as a map replacement).
 	Prog *ebpf.Program
 	// Echoes says Prog sends frames back out of B, to the sink on A.
 	Echoes bool
@@ -116,36 +200,36 @@ type Ext struct {
 }
 
 func (r Receiver) String() string {
-	if r.Action == "" {
+	switch {
+	case r.GeneratorOnly():
 		return "generator only"
-	}
-	if r.Ext != nil {
+	case r.Ext != nil:
 		return fmt.Sprintf("%s %s", r.Mode, r.Ext.Name)
 	}
-	return fmt.Sprintf("%s %s %s, %d fillers", r.Mode, r.Prog, r.Action, r.Fill)
+	return fmt.Sprintf("%s %s %s, %d fillers", r.Mode, r.Work, r.Action, r.Fill)
 }
 
 // ownProg says the receiver brings its own program (Ext.Prog).
 func (r Receiver) ownProg() bool { return r.Ext != nil && r.Ext.Prog != nil }
 
 func (r Receiver) check() error {
-	if r.Action == "" {
+	if r.GeneratorOnly() {
 		return nil
 	}
+	if _, ok := r.Mode.Flags(); !ok {
+		return fmt.Errorf("receiver mode %q: want %v", r.Mode, Modes)
+	}
 	if r.ownProg() {
-		if r.Mode != "native" && r.Mode != "generic" {
-			return fmt.Errorf("receiver mode %q: want native or generic", r.Mode)
+		if r.Action != "" || r.Work != "" {
+			return fmt.Errorf("receiver %s brings its own program: it has no rig action (%q) or work (%q)", r.Ext.Name, r.Action, r.Work)
 		}
 		return nil
 	}
-	if _, ok := xdpActions[r.Action]; !ok {
-		return fmt.Errorf("receiver action %q: want drop, pass, tx or redirect", r.Action)
+	if r.Action.verdict() == 0 {
+		return fmt.Errorf("receiver action %q: want %v", r.Action, Actions)
 	}
-	if r.Mode != "native" && r.Mode != "generic" {
-		return fmt.Errorf("receiver mode %q: want native or generic", r.Mode)
-	}
-	if r.Prog != "drop" && r.Prog != "parse" && r.Prog != "touch" {
-		return fmt.Errorf("receiver program %q: want drop, parse or touch", r.Prog)
+	if !slices.Contains(Works, r.Work) {
+		return fmt.Errorf("receiver work %q: want %v", r.Work, Works)
 	}
 	if r.Fill < 0 || r.Fill > DispatcherMax {
 		return fmt.Errorf("receiver fill %d: want 0 to %d", r.Fill, DispatcherMax)
@@ -158,7 +242,7 @@ func (r Receiver) echoes() bool {
 	if r.ownProg() {
 		return r.Ext.Echoes
 	}
-	return r.Action == "tx" || r.Action == "redirect"
+	return r.Action.echoes()
 }
 
 // Traffic is the veth rig: namespace, devices, generator and receivers.
@@ -272,28 +356,31 @@ func (t *Traffic) FullFill(r Receiver) int {
 // of the first load.
 type Receivers struct {
 	objs bpf.AttachObjects              // every program with rx_action=drop, and every map
-	rx   map[string]*bpf.AttachPrograms // receivers per action; "drop" is objs'
+	rx   map[Action]*bpf.AttachPrograms // receivers per action; Drop's are objs'
 }
 
 // LoadReceivers loads them and registers closing them with tb.Cleanup.
 func LoadReceivers(tb testing.TB) *Receivers {
 	tb.Helper()
-	rs := &Receivers{rx: map[string]*bpf.AttachPrograms{}}
+	rs := &Receivers{rx: map[Action]*bpf.AttachPrograms{}}
 	spec, err := bpf.LoadAttach()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	probe.Require(tb, spec.LoadAndAssign(&rs.objs, nil), "load attach programs")
 	tb.Cleanup(func() { rs.objs.Close() })
-	rs.rx["drop"] = &bpf.AttachPrograms{RxDrop: rs.objs.RxDrop, RxParse: rs.objs.RxParse, RxTouch: rs.objs.RxTouch}
+	rs.rx[Drop] = &bpf.AttachPrograms{RxDrop: rs.objs.RxDrop, RxParse: rs.objs.RxParse, RxTouch: rs.objs.RxTouch}
 	replace := map[string]*ebpf.Map{
 		bpf.AttachMapGenCount: rs.objs.GenCount, bpf.AttachMapGenTx: rs.objs.GenTx,
 		bpf.AttachMapRxCount: rs.objs.RxCount, bpf.AttachMapRxFwd: rs.objs.RxFwd,
 		bpf.AttachMapRxProto: rs.objs.RxProto, bpf.AttachMapSinkCount: rs.objs.SinkCount,
 	}
-	for _, action := range []string{"pass", "tx", "redirect"} {
+	for _, action := range Actions {
+		if rs.rx[action] != nil {
+			continue
+		}
 		s := spec.Copy()
-		if err := s.Variables[bpf.AttachVarRxAction].Set(xdpActions[action]); err != nil {
+		if err := s.Variables[bpf.AttachVarRxAction].Set(action.verdict()); err != nil {
 			tb.Fatalf("set rx_action=%s: %v", action, err)
 		}
 		var p bpf.AttachPrograms
@@ -306,21 +393,14 @@ func LoadReceivers(tb testing.TB) *Receivers {
 	return rs
 }
 
-// Prog is the receiver program prog (drop, parse or touch) returning action.
-func (rs *Receivers) Prog(action, prog string) *ebpf.Program {
+// Prog is the rig's receiver program that does w and returns action (nil
+// for an action or work the rig has no program for).
+func (rs *Receivers) Prog(action Action, w Work) *ebpf.Program {
 	p := rs.rx[action]
 	if p == nil {
 		return nil
 	}
-	switch prog {
-	case "parse":
-		return p.RxParse
-	case "touch":
-		return p.RxTouch
-	case "drop":
-		return p.RxDrop
-	}
-	return nil
+	return w.prog(p)
 }
 
 // RxCount is the receivers' per-CPU, per-queue frame counter.
@@ -330,7 +410,7 @@ func (t *Traffic) receiver(r Receiver) *ebpf.Program {
 	if r.ownProg() {
 		return r.Ext.Prog
 	}
-	return t.Prog(r.Action, r.Prog)
+	return t.Prog(r.Action, r.Work)
 }
 
 // detach removes the receiver and the sink.
@@ -356,7 +436,7 @@ func (t *Traffic) Set(r Receiver) error {
 	if err := r.check(); err != nil {
 		return err
 	}
-	if r.Action == "" || (t.cur != nil && *t.cur == r) {
+	if r.GeneratorOnly() || (t.cur != nil && *t.cur == r) {
 		return nil
 	}
 	if err := t.detach(); err != nil {
@@ -370,10 +450,7 @@ func (t *Traffic) Set(r Receiver) error {
 			return err
 		}
 	}
-	mode := link.XDPDriverMode
-	if r.Mode == "generic" {
-		mode = link.XDPGenericMode
-	}
+	mode, _ := r.Mode.Flags() // checked
 	err := t.NS.Do(func() error {
 		var err error
 		if r.echoes() {
@@ -519,7 +596,7 @@ type Call struct {
 // a receiver that sends frames back, the sink.
 func (c Call) Delivered(r Receiver) uint64 {
 	switch {
-	case r.Action == "":
+	case r.GeneratorOnly():
 		return c.Gen
 	case r.Ext != nil && r.Ext.Delivered != nil:
 		return c.Ext
@@ -532,7 +609,7 @@ func (c Call) Delivered(r Receiver) uint64 {
 // Packets is what the measured side handled: the receiver's frames, or
 // for the generator-only receiver the frames made.
 func (c Call) Packets(r Receiver) uint64 {
-	if r.Action == "" {
+	if r.GeneratorOnly() {
 		return c.Gen
 	}
 	return c.Received()
@@ -544,7 +621,7 @@ func (c Call) Packets(r Receiver) uint64 {
 // it enters the namespace for the call.
 func (t *Traffic) Run(r Receiver, frames uint32) (Call, error) {
 	prog := t.objs.Gen
-	if r.Action == "" {
+	if r.GeneratorOnly() {
 		prog = t.objs.GenDrop
 	}
 	var c Call
@@ -858,7 +935,7 @@ func (t *Traffic) bench(budget measure.Budget, r Receiver, ref *Receiver, o meas
 	if res.Total.Gen > 0 {
 		res.LostFrac = float64(res.Lost) / float64(res.Total.Gen)
 	}
-	res.RxBound = r.Action != "" && res.HaveGen && res.RxNs > res.GenNs && res.LostFrac < MaxLostFrac
+	res.RxBound = !r.GeneratorOnly() && res.HaveGen && res.RxNs > res.GenNs && res.LostFrac < MaxLostFrac
 	return res, nil
 }
 

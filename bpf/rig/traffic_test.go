@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestTrafficCatchesVanishedFrames(t *testing.T) {
 	host.RequireRoot(t)
 	tr := NewTraffic(t, 2)
-	r := Receiver{Action: "drop", Mode: "generic", Prog: "drop"}
+	r := Receiver{Action: Drop, Mode: Generic, Work: WorkDrop}
 	err := measure.Pinned(testutil.LastCPU(), func() error {
 		if err := tr.Set(r); err != nil {
 			return err
@@ -51,8 +52,8 @@ func TestTrafficCatchesVanishedFrames(t *testing.T) {
 func TestTrafficBenchAccounts(t *testing.T) {
 	host.RequireRoot(t)
 	tr := NewTraffic(t, 2)
-	r := Receiver{Action: "tx", Mode: "native", Prog: "drop"}
-	ref := Receiver{Action: "drop", Mode: "native", Prog: "drop"}
+	r := Receiver{Action: Tx, Mode: Native, Work: WorkDrop}
+	ref := Receiver{Action: Drop, Mode: Native, Work: WorkDrop}
 	o := measure.BenchOptions{CPU: testutil.LastCPU(), CallTime: time.Millisecond, Interleave: true}
 	var res TrafficResult
 	err := measure.Pinned(o.CPU, func() (err error) {
@@ -98,7 +99,7 @@ func TestTrafficBenchAccounts(t *testing.T) {
 func TestTrafficFullDispatcher(t *testing.T) {
 	host.RequireRoot(t)
 	tr := NewTraffic(t, 2)
-	r := Receiver{Action: "drop", Mode: "native", Prog: "drop"}
+	r := Receiver{Action: Drop, Mode: Native, Work: WorkDrop}
 	r.Fill = tr.FullFill(r)
 	if got := r.Fill + 2; got != DispatcherMax {
 		t.Fatalf("fillers and generators make %d programs, want %d", got, DispatcherMax)
@@ -145,16 +146,28 @@ func countXDPLinks(t *testing.T) int {
 
 func TestReceiverCheck(t *testing.T) {
 	for _, r := range []Receiver{
-		{Action: "abort", Mode: "native", Prog: "drop"},
-		{Action: "drop", Mode: "offload", Prog: "drop"},
-		{Action: "drop", Mode: "native", Prog: "jump"},
-		{Action: "drop", Mode: "native", Prog: "drop", Fill: DispatcherMax + 1},
+		{Action: "abort", Mode: Native, Work: WorkDrop},
+		{Action: Drop, Mode: "offload", Work: WorkDrop},
+		{Action: Drop, Mode: Native, Work: "jump"},
+		{Action: Drop, Mode: Native, Work: WorkDrop, Fill: DispatcherMax + 1},
+		{Action: Drop, Work: WorkDrop},
+		{Action: Drop, Mode: Native, Work: WorkDrop, Ext: &Ext{Name: "own", Prog: &ebpf.Program{}}},
 	} {
 		if err := r.check(); err == nil {
 			t.Errorf("%+v: accepted", r)
 		}
 	}
-	if err := (Receiver{}).check(); err != nil {
-		t.Errorf("generator-only receiver: %v", err)
+	for _, r := range []Receiver{
+		{},
+		{Action: Pass, Mode: Generic, Work: WorkTouch},
+		{Action: Pass, Mode: Native, Work: WorkDrop, Ext: &Ext{Name: "hooks"}},
+		{Mode: Native, Ext: &Ext{Name: "own", Prog: &ebpf.Program{}}},
+	} {
+		if err := r.check(); err != nil {
+			t.Errorf("%+v: %v", r, err)
+		}
+	}
+	if !(Receiver{}).GeneratorOnly() || (Receiver{Mode: Native, Ext: &Ext{Prog: &ebpf.Program{}}}).GeneratorOnly() {
+		t.Error("GeneratorOnly: want true for the zero Receiver only")
 	}
 }

@@ -80,7 +80,7 @@ func TestXSKCopyMode(t *testing.T) {
 			})
 
 			var before, after int
-			r := rig.Receiver{Action: "xsk", Mode: "native", Prog: app, Ext: &rig.Ext{
+			r := rig.Receiver{Mode: rig.Native, Ext: &rig.Ext{
 				Name:   "AF_XDP " + app,
 				Prog:   objs.XskRedirect,
 				Echoes: app == "l2fwd",
