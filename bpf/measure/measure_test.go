@@ -109,3 +109,23 @@ func TestFixedCostIsRecentMedian(t *testing.T) {
 		t.Errorf("after many calls: median %d over %d, want 7 over 31", got, len(l.recent))
 	}
 }
+
+// TestLostTime: a call whose thread clock counted less than minCPUShare of
+// its wall time lost time; one that counted all of it, or more (a clock
+// read's own jitter), did not.
+func TestLostTime(t *testing.T) {
+	for _, tc := range []struct {
+		cpu, wall int64
+		lost      bool
+	}{
+		{59256, 296813, true}, // measured: a bpf_loop call on the Intel Xeon 6/167 guest
+		{258380, 260000, false},
+		{1000, 1000, false},
+		{1001, 1000, false},
+		{899, 1000, true},
+	} {
+		if got := (callTime{CPU: tc.cpu, Wall: tc.wall}).lostTime(); got != tc.lost {
+			t.Errorf("thread %d ns of wall %d ns: lost %v, want %v", tc.cpu, tc.wall, got, tc.lost)
+		}
+	}
+}
