@@ -7,7 +7,7 @@ import (
 	"bpfbench/bpf/probe"
 )
 
-// The machine's clock rate, measured beside every round.
+// The machine's clock rate, measured after every call.
 //
 // A VM's host changes its cores' frequency by itself (turbo bins that
 // depend on what else the host runs). On the Intel Xeon family 6 model 167
@@ -19,7 +19,8 @@ import (
 // There is no PMU in such a guest to count cycles, so the suite times a
 // chain of dependent register multiplications, three cycles each on every
 // x86-64 core of the last fifteen years, on the measuring thread after
-// every round, and reports each round's time in cycles of the clock rate
+// every call of every stream (the rate changes every few tens of ms, a
+// call takes a few ms), and reports each call's time in cycles of the rate
 // it ran at (cycles/op). Not additions: that guest's core (AMX and
 // AVX512-FP16 in its flags, so Golden Cove or later) folds chains of ADDs
 // of an immediate in its renamer, and a chain of them ran at "20 GHz".
@@ -35,8 +36,7 @@ const chainIters = 1000
 // CycleNs is the length in ns of one cycle of the calling thread's CPU,
 // timed on chains of dependent multiplications (mulChain): the best of
 // three of a chain of N cycles is subtracted from the best of three of one
-// of 2N, which
-// cancels the clock reads' own cost. It is 0 where the suite has no such
+// of 2N, which cancels the clock reads' own cost. It is 0 where the suite has no such
 // chain (on architectures other than amd64), or the clock did not advance.
 func CycleNs() float64 {
 	if !haveChain {
