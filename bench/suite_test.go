@@ -124,8 +124,9 @@ func TestOutputParses(t *testing.T) {
 	if _, ok := base.Value("delta-sec/op"); ok {
 		t.Error("the baseline reports a delta against itself")
 	}
-	// Cycles where the suite times its addition chain on a CPU that keeps
-	// time (amd64, not emulated); none where the cycles would be nobody's.
+	// Cycles where the suite times its multiplication chain on a CPU
+	// that keeps time (amd64, not emulated); none where the cycles would
+	// be nobody's.
 	_, cycles := parse.Value("cycles/op")
 	_, ghz := parse.Value("core-ghz")
 	if want := runtime.GOARCH == "amd64" && !probe.Emulated(); cycles != want || ghz != want {

@@ -5,10 +5,14 @@ import (
 	"github.com/cilium/ebpf/asm"
 )
 
-// XDP actions the suite's own trivial programs return.
+// XDP actions (enum xdp_action, include/uapi/linux/bpf.h): what the
+// suite's trivial programs return, and the rig receivers' load-time
+// rx_action.
 const (
-	XDPDrop = 1
-	XDPPass = 2
+	XDPDrop     = 1
+	XDPPass     = 2
+	XDPTx       = 3
+	XDPRedirect = 4
 )
 
 // ReturnProgram loads an XDP program that only returns action: a distinct

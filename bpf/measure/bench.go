@@ -154,7 +154,7 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 // loopSizing sizes a test_run loop's long call: at least minRepeat
 // repetitions, so that the short call's fixed cost never dominates.
 func loopSizing(callTime time.Duration, v, base *Loop) Sizing {
-	sz := Sizing{Warm: 10000, Min: 100_000, Max: 1 << 26, CallTime: callTime}
+	sz := Sizing{Warm: 10000, Min: 100_000, Max: 1 << 26, CallTime: callTime, Cycles: true}
 	if v.Iterations != nil || (base != nil && base.Iterations != nil) {
 		sz.Max = MaxIterations
 	}

@@ -58,18 +58,15 @@ func CycleNs() float64 {
 }
 
 // Cycles is stream s's cost per unit in cycles: each call's cost over the
-// cycle length measured right after it, summarised as Location. NaN when the
-// rounds have no cycle lengths (see CycleNs).
+// cycle length measured right after it, summarised as Location, over the
+// calls that have one (a chain whose clock did not advance has none). NaN
+// when none has (see Sizing.Cycles and CycleNs).
 func (r *Rounds) Cycles(s int) Estimate {
-	if s >= len(r.CycleNs) || len(r.CycleNs[s]) != r.Count() {
-		return Estimate{Value: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1)}
-	}
-	c := make([]float64, r.Count())
-	for i, cy := range r.CycleNs[s] {
-		if cy <= 0 {
-			return Estimate{Value: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1)}
+	var c []float64
+	for i, cy := range r.cycleNs(s) {
+		if cy > 0 {
+			c = append(c, r.Ns[s][i]/cy)
 		}
-		c[i] = r.Ns[s][i] / cy
 	}
 	return lowQuantile(c)
 }
@@ -77,14 +74,21 @@ func (r *Rounds) Cycles(s int) Estimate {
 // GHz is the median clock rate stream s ran at (1/CycleNs), NaN without
 // one.
 func (r *Rounds) GHz(s int) float64 {
-	if s >= len(r.CycleNs) || len(r.CycleNs[s]) == 0 {
-		return math.NaN()
+	var cys []float64
+	for _, cy := range r.cycleNs(s) {
+		if cy > 0 {
+			cys = append(cys, cy)
+		}
 	}
-	cy := quantile(r.CycleNs[s], 0.5)
-	if cy <= 0 {
-		return math.NaN()
+	return 1 / quantile(cys, 0.5) // NaN for none
+}
+
+// cycleNs is stream s's cycle lengths, nil unless every call has one.
+func (r *Rounds) cycleNs(s int) []float64 {
+	if s >= len(r.CycleNs) || len(r.CycleNs[s]) != r.Count() {
+		return nil
 	}
-	return 1 / cy
+	return r.CycleNs[s]
 }
 
 // ReportCycles reports a cost in cycles (unit) and the clock rate it was

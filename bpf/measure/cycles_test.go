@@ -41,8 +41,12 @@ func TestCyclesCancelTheClockRate(t *testing.T) {
 		t.Errorf("median rate %v GHz, want 2", g)
 	}
 	r.CycleNs[0][3] = 0
-	if c := r.Cycles(0); !math.IsNaN(c.Value) {
-		t.Errorf("cycles %+v with a round unmeasured, want NaN", c)
+	if c := r.Cycles(0); c.Value != 20 {
+		t.Errorf("cycles %+v with one call unmeasured, want 20 from the others", c)
+	}
+	r.CycleNs[0] = make([]float64, 8)
+	if c, g := r.Cycles(0), r.GHz(0); !math.IsNaN(c.Value) || !math.IsNaN(g) {
+		t.Errorf("cycles %+v, rate %v with no call measured, want NaN", c, g)
 	}
 	r.CycleNs = nil
 	if c, g := r.Cycles(0), r.GHz(0); !math.IsNaN(c.Value) || !math.IsNaN(g) {
@@ -50,16 +54,23 @@ func TestCyclesCancelTheClockRate(t *testing.T) {
 	}
 }
 
-// TestRunMeasuresCycles: every stream's call of every round gets a cycle
-// length.
+// TestRunMeasuresCycles: with Sizing.Cycles every stream's call of every
+// round gets a cycle length; without, none does.
 func TestRunMeasuresCycles(t *testing.T) {
 	stream := func(size uint32) (float64, error) { return 1, nil }
-	sz := Sizing{Warm: 10, Min: 100, Max: 100}
+	sz := Sizing{Warm: 10, Min: 100, Max: 100, Cycles: true}
 	r, err := Run(Budget{Units: 500}, sz, nil, stream, stream)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Count() != 5 || len(r.CycleNs) != 2 || len(r.CycleNs[0]) != 5 || len(r.CycleNs[1]) != 5 {
 		t.Fatalf("cycle lengths %v for %d rounds of 2 streams, want 5 per stream", r.CycleNs, r.Count())
+	}
+	sz.Cycles = false
+	if r, err = Run(Budget{Units: 500}, sz, nil, stream, stream); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.CycleNs[0])+len(r.CycleNs[1]) != 0 || !math.IsNaN(r.Cycles(0).Value) {
+		t.Fatalf("cycle lengths %v without Sizing.Cycles, want none", r.CycleNs)
 	}
 }

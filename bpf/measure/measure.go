@@ -274,8 +274,9 @@ func (l *Loop) Measure(repeat uint32) (Sample, error) {
 			// again, after letting the softirq and kworker backlog
 			// drain. After maxRejected tries keep the sample, marked: a
 			// machine that keeps its clocks apart gets a number said to
-			// be untrusted, not a failed run. (On an emulated CPU the clocks never agree for
-			// long, and nothing there is a measurement: keep it.)
+			// be untrusted, not a failed run. (On an emulated CPU the
+			// clocks never agree for long, and nothing there is a
+			// measurement: keep it.)
 			if s.Rejected++; s.Rejected > maxRejected {
 				s.Disagreed = true
 				return s, nil

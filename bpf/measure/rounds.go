@@ -36,6 +36,9 @@ type Sizing struct {
 	// fixed per-call cost is small next to it, short enough that the
 	// machine's speed rarely changes inside one call.
 	CallTime time.Duration
+	// Cycles times the clock rate after every call (CycleNs), for
+	// Rounds.Cycles: for streams that report their cost in cycles.
+	Cycles bool
 }
 
 // Size is the units of one call: enough to fill CallTime at nsPerUnit, no
@@ -89,8 +92,9 @@ type Rounds struct {
 	// Ns[s][i] is stream s's cost per unit in round i.
 	Ns [][]float64
 	// CycleNs[s][i] is the cycle length measured right after stream s's
-	// call of round i (CycleNs): a host changes its clock rate every few
-	// tens of ms, a round's calls take a few ms each.
+	// call of round i (CycleNs; with Sizing.Cycles): a host changes its
+	// clock rate every few tens of ms, a round's calls take a few ms
+	// each.
 	CycleNs [][]float64
 	// Elapsed is the wall time of the measured rounds.
 	Elapsed time.Duration
@@ -156,7 +160,9 @@ func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, er
 				return nil, err
 			}
 			r.Ns[s] = append(r.Ns[s], ns)
-			r.CycleNs[s] = append(r.CycleNs[s], CycleNs())
+			if sz.Cycles {
+				r.CycleNs[s] = append(r.CycleNs[s], CycleNs())
+			}
 		}
 		units += int(r.Size)
 		r.Elapsed = time.Since(start)

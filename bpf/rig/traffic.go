@@ -83,19 +83,19 @@ const (
 // Actions are the verdicts a rig receiver can return.
 var Actions = []Action{Drop, Pass, Tx, Redirect}
 
-// verdict is the action's value in include/uapi/linux/bpf.h (enum
-// xdp_action), the load-time constant rx_action of progs/attach.c; 0
-// (XDP_ABORTED) for none of Actions.
+// verdict is the action's XDP verdict (bpf.XDPDrop...), the load-time
+// constant rx_action of progs/attach.c; 0 (XDP_ABORTED) for none of
+// Actions.
 func (a Action) verdict() uint32 {
 	switch a {
 	case Drop:
-		return 1
+		return bpf.XDPDrop
 	case Pass:
-		return 2
+		return bpf.XDPPass
 	case Tx:
-		return 3
+		return bpf.XDPTx
 	case Redirect:
-		return 4
+		return bpf.XDPRedirect
 	}
 	return 0
 }
