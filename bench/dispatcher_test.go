@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 )
 
@@ -58,9 +60,17 @@ var fillModes = []struct {
 // every level fuller than named: the xdp-progs-at-start label counts them.
 func BenchmarkDispatcher(b *testing.B) {
 	f := newXDPFamily(b)
-	var disp bpf.DispatcherObjects
-	probe.Require(b, bpf.LoadDispatcherObjects(&disp, nil), "load dispatcher programs")
-	b.Cleanup(func() { disp.Close() })
+	var disps []*bpf.DispatcherObjects
+	for range f.layouts {
+		disp := new(bpf.DispatcherObjects)
+		probe.Require(b, bpf.LoadDispatcherObjects(disp, nil), "load dispatcher programs")
+		b.Cleanup(func() { disp.Close() })
+		disps = append(disps, disp)
+	}
+	drops := make([]*ebpf.Program, len(f.layouts))
+	for i, objs := range f.layouts {
+		drops[i] = objs.Drop
+	}
 
 	frame, err := bpf.UDPFrame(64)
 	if err != nil {
@@ -69,10 +79,11 @@ func BenchmarkDispatcher(b *testing.B) {
 	fillers := map[string]*rig.Filler{}
 	for _, m := range fillModes {
 		fl := rig.NewFiller(b, rig.DispatcherMax, m.mode)
-		// The measured program first among any k attached: its path
-		// through the dispatcher's binary search is then the same on
-		// every run and kernel (dispatcher-rank says where it was).
-		if n, err := fl.Above(f.objs.Drop); err != nil {
+		// The measured program, in every layout, first among any k
+		// attached: its path through the dispatcher's binary search is
+		// then the same on every run and kernel (dispatcher-rank says
+		// where it was).
+		if n, err := fl.Above(drops...); err != nil {
 			b.Logf("order fillers: %v (dispatcher-rank says where the measured program sorts)", err)
 		} else if n < rig.DispatcherMax {
 			b.Logf("only %d of %d fillers lie above the measured program: dispatcher-rank says where it sorts", n, rig.DispatcherMax)
@@ -80,9 +91,9 @@ func BenchmarkDispatcher(b *testing.B) {
 		fillers[m.name] = fl
 	}
 	// occupy returns a Switch that sets the fillers of mode to k and
-	// holds the measured program (attached last, so at full it is the one
-	// left out).
-	occupy := func(mode string, k int, hold bool) func() error {
+	// holds the measured program drop (attached last, so at full it is
+	// the one left out).
+	occupy := func(mode string, k int, drop *ebpf.Program, hold bool) func() error {
 		return func() error {
 			for name, fl := range fillers {
 				want := 0
@@ -114,13 +125,17 @@ func BenchmarkDispatcher(b *testing.B) {
 			if !hold {
 				return f.holder.Release()
 			}
-			return f.holder.Hold(f.objs.Drop)
+			return f.holder.Hold(drop)
 		}
 	}
-	xdpLoop := func(prepare func() error) *measure.Loop {
-		return &measure.Loop{Prog: f.objs.Drop, Data: frame, Runs: f.objs.Runs, Switch: prepare}
+	// xdpLoop is the loop of the drop program of every layout, with the
+	// fillers of mode at k.
+	xdpLoop := func(mode string, k int, hold bool) *measure.Loop {
+		return withLayouts(f.layouts, func(objs *bpf.XDPObjects) *measure.Loop {
+			return &measure.Loop{Prog: objs.Drop, Data: frame, Runs: objs.Runs, Switch: occupy(mode, k, objs.Drop, hold)}
+		})
 	}
-	base := xdpLoop(occupy("", 0, true))
+	base := xdpLoop("", 0, true)
 
 	b.Run("dispatcher=k0/fill=none/prog=xdp", func(b *testing.B) {
 		measure.Bench(b, base, nil, benchOptions())
@@ -128,7 +143,7 @@ func BenchmarkDispatcher(b *testing.B) {
 	// The A/A control: k0 against k0, each sample switching state as the
 	// variants' do. Its delta's interval must cover 0 in about 95% of runs.
 	b.Run("dispatcher=aa/fill=none/prog=xdp", func(b *testing.B) {
-		measure.Bench(b, xdpLoop(occupy("", 0, true)), base, benchOptions())
+		measure.Bench(b, xdpLoop("", 0, true), base, benchOptions())
 	})
 	for _, m := range fillModes {
 		for _, k := range dispatcherLevels {
@@ -137,15 +152,20 @@ func BenchmarkDispatcher(b *testing.B) {
 				level = "full"
 			}
 			b.Run(fmt.Sprintf("dispatcher=%s/fill=%s/prog=xdp", level, m.name), func(b *testing.B) {
-				v := xdpLoop(occupy(m.name, k, true))
+				v := xdpLoop(m.name, k, true)
 				if err := v.Switch(); err != nil {
 					b.Fatal(err)
 				}
 				// Where the measured program sorts among the fillers
 				// decides its path through the dispatcher's binary
 				// search (the same in every sample: the fillers are
-				// attached in one order).
-				rank, rankErr := fillers[m.name].Rank(f.objs.Drop)
+				// attached in one order): the highest rank of any
+				// layout's.
+				rank, rankErr := 0, error(nil)
+				for _, d := range drops {
+					r, err := fillers[m.name].Rank(d)
+					rank, rankErr = max(rank, r), cmp.Or(rankErr, err)
+				}
 				failpoint(b, "dispatcher-"+level)
 				measure.Bench(b, v, base, benchOptions())
 				if k < rig.DispatcherMax {
@@ -159,12 +179,16 @@ func BenchmarkDispatcher(b *testing.B) {
 		}
 	}
 	b.Run("dispatcher=none/fill=none/prog=tc", func(b *testing.B) {
-		tc := &measure.Loop{Prog: disp.TcDrop, Data: frame, Runs: disp.Runs, Switch: occupy("", 0, true)}
+		tc := withLayouts(disps, func(disp *bpf.DispatcherObjects) *measure.Loop {
+			return &measure.Loop{Prog: disp.TcDrop, Data: frame, Runs: disp.Runs, Switch: occupy("", 0, f.objs.Drop, true)}
+		})
 		measure.Bench(b, tc, base, benchOptions())
 	})
 	b.Run("dispatcher=rebuild/fill=none/prog=xdp", func(b *testing.B) {
-		rebuild := xdpLoop(occupy("", 0, false))
-		rebuild.KernelClock = true
+		rebuild := xdpLoop("", 0, false)
+		for _, l := range append([]*measure.Loop{rebuild}, rebuild.Layouts...) {
+			l.KernelClock = true
+		}
 		measure.Bench(b, rebuild, base, benchOptions())
 	})
 }

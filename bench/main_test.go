@@ -31,6 +31,7 @@ var (
 	wantLockWait = "want a duration of 0 or more, such as 30s or 15m"
 	wantResol    = "want a resolution in ns of 0 (off) or more, such as 0.1"
 	wantBudget   = "want a duration of 1s or more, such as 60s"
+	wantLayouts  = fmt.Sprintf("want a count from 1 to %d", maxLayouts)
 )
 
 var (
@@ -40,8 +41,13 @@ var (
 	flagLockWait   = durationFlag("bpfbench.lockwait", 30*time.Second, wantLockWait, "`duration` to wait for another bpfbench run to finish")
 	flagResol      = newFlag("bpfbench.resolution", 0.0, func(s string) (float64, error) { return strconv.ParseFloat(strings.TrimSuffix(s, "ns"), 64) }, wantResol,
 		"go on measuring a sub-benchmark past -benchtime until its paired difference's 95% half-width is at most this many `ns` (0: off)", false)
-	flagBudget = durationFlag("bpfbench.budget", 60*time.Second, wantBudget, "with -bpfbench.resolution: the most `time` one sub-benchmark measures")
+	flagBudget  = durationFlag("bpfbench.budget", 60*time.Second, wantBudget, "with -bpfbench.resolution: the most `time` one sub-benchmark measures")
+	flagLayouts = intFlag("bpfbench.layouts", 8, wantLayouts, "`loads` of each measured program that the rounds take in turn, so that a figure does not depend on where one load's JIT image lies (1: one load)")
 )
+
+// maxLayouts bounds -bpfbench.layouts: each is a load of a family's
+// programs.
+const maxLayouts = 64
 
 // parsedFlag is a flag that rejects a malformed value saying what it
 // accepts, where Go's own int, bool and duration flags say "parse error".
@@ -202,6 +208,9 @@ func validateFlags() error {
 	}
 	if *flagBudget < time.Second {
 		return fmt.Errorf("-bpfbench.budget=%v: %s", *flagBudget, wantBudget)
+	}
+	if *flagLayouts < 1 || *flagLayouts > maxLayouts {
+		return fmt.Errorf("-bpfbench.layouts=%d: %s", *flagLayouts, wantLayouts)
 	}
 	return validateAttachFlags()
 }

@@ -85,12 +85,12 @@ func mitigationVariants() []mitigationVariant {
 	)
 }
 
-// mitigationsFamily holds one copy of the xdp.c programs per hardening
-// level, loaded with net.core.bpf_jit_harden at that level, and one more,
-// loaded at 0, that is only ever run with run-time stats on.
+// mitigationsFamily holds the xdp.c programs per hardening level, loaded
+// with net.core.bpf_jit_harden at that level, and more, loaded at 0, that
+// are only ever run with run-time stats on: each -bpfbench.layouts times.
 type mitigationsFamily struct {
-	sets   map[string]*bpf.XDPObjects
-	stats  *bpf.XDPObjects
+	sets   map[string][]*bpf.XDPObjects
+	stats  []*bpf.XDPObjects
 	sw     *statsSwitch
 	holder *rig.Holder
 	frame  []byte
@@ -99,7 +99,7 @@ type mitigationsFamily struct {
 func newMitigationsFamily(tb testing.TB) *mitigationsFamily {
 	tb.Helper()
 	host.RequireRoot(tb)
-	f := &mitigationsFamily{sets: map[string]*bpf.XDPObjects{}, sw: &statsSwitch{}}
+	f := &mitigationsFamily{sets: map[string][]*bpf.XDPObjects{}, sw: &statsSwitch{}}
 	tb.Cleanup(func() {
 		if err := f.sw.set(false); err != nil {
 			tb.Error(err)
@@ -113,28 +113,32 @@ func newMitigationsFamily(tb testing.TB) *mitigationsFamily {
 	if f.frame, err = bpf.UDPFrame(64); err != nil {
 		tb.Fatal(err)
 	}
-	f.holder = rig.NewHolder(tb, host.NewNetns(tb), f.sets["0"].Drop)
+	f.holder = rig.NewHolder(tb, host.NewNetns(tb), f.sets["0"][0].Drop)
 	return f
 }
 
-// loadHardened loads the xdp.c programs with net.core.bpf_jit_harden set to
-// level, and puts the sysctl back before it returns: hardening (constant
-// blinding) happens when the JIT compiles a program, at load, so the
-// programs keep it after the sysctl is restored.
-func loadHardened(tb testing.TB, level string) *bpf.XDPObjects {
+// loadHardened loads the xdp.c programs -bpfbench.layouts times with
+// net.core.bpf_jit_harden set to level, and puts the sysctl back before it
+// returns: hardening (constant blinding) happens when the JIT compiles a
+// program, at load, so the programs keep it after the sysctl is restored.
+func loadHardened(tb testing.TB, level string) []*bpf.XDPObjects {
 	tb.Helper()
-	objs := new(bpf.XDPObjects)
+	var layouts []*bpf.XDPObjects
 	func() {
 		s := &scopedTB{TB: tb}
 		defer s.end()
 		host.SetSysctl(s, hardenSysctl, level)
 		blockpoint(tb, "harden-"+level)
-		if err := bpf.LoadXDPObjects(objs, nil); err != nil {
-			tb.Fatalf("load XDP programs with %s=%s: %v", hardenSysctl, level, err)
+		for range *flagLayouts {
+			objs := new(bpf.XDPObjects)
+			if err := bpf.LoadXDPObjects(objs, nil); err != nil {
+				tb.Fatalf("load XDP programs with %s=%s: %v", hardenSysctl, level, err)
+			}
+			tb.Cleanup(func() { objs.Close() })
+			layouts = append(layouts, objs)
 		}
 	}()
-	tb.Cleanup(func() { objs.Close() })
-	return objs
+	return layouts
 }
 
 // scopedTB runs the cleanups registered through it when end is called, not
@@ -153,8 +157,8 @@ func (s *scopedTB) end() {
 	s.cleanups = nil
 }
 
-// objs returns the copy of the programs variant v runs.
-func (f *mitigationsFamily) objs(v mitigationVariant) *bpf.XDPObjects {
+// objs returns the loads of the programs variant v runs.
+func (f *mitigationsFamily) objs(v mitigationVariant) []*bpf.XDPObjects {
 	if v.stats {
 		return f.stats
 	}
@@ -166,19 +170,20 @@ func (f *mitigationsFamily) objs(v mitigationVariant) *bpf.XDPObjects {
 // wants and holds v's program in the dispatcher; spec, when set, runs
 // first, on that thread.
 func (f *mitigationsFamily) loop(v mitigationVariant, spec func() error) *measure.Loop {
-	objs := f.objs(v)
-	p := v.prog.Of(objs)
-	return &measure.Loop{Prog: p, Data: f.frame, Runs: objs.Runs, Prepare: func() error {
-		if spec != nil {
-			if err := spec(); err != nil {
+	return withLayouts(f.objs(v), func(objs *bpf.XDPObjects) *measure.Loop {
+		p := v.prog.Of(objs)
+		return &measure.Loop{Prog: p, Data: f.frame, Runs: objs.Runs, Prepare: func() error {
+			if spec != nil {
+				if err := spec(); err != nil {
+					return err
+				}
+			}
+			if err := f.sw.set(v.stats); err != nil {
 				return err
 			}
-		}
-		if err := f.sw.set(v.stats); err != nil {
-			return err
-		}
-		return f.holder.Hold(p)
-	}}
+			return f.holder.Hold(p)
+		}}
+	})
 }
 
 // statsSwitch turns on the kernel's run-time stats of every BPF program
@@ -230,8 +235,9 @@ func readProgStats(p *ebpf.Program, runs *ebpf.Variable) (progStats, error) {
 	return progStats{count: s.RunCount, runs: n, runtime: s.Runtime}, nil
 }
 
-// statsWatch records the stats of the loops a measurement runs, to check
-// afterwards that stats were on for exactly the loops that asked for them.
+// statsWatch records the stats of the loops a measurement runs, each
+// layout of each, to check afterwards that stats were on for exactly the
+// loops that asked for them.
 type statsWatch struct {
 	loops  []*measure.Loop
 	on     []bool
@@ -239,13 +245,15 @@ type statsWatch struct {
 }
 
 func watchStats(loops []*measure.Loop, on []bool) (*statsWatch, error) {
-	w := &statsWatch{loops: loops, on: on}
-	for _, l := range loops {
-		s, err := readProgStats(l.Prog, l.Runs)
-		if err != nil {
-			return nil, err
+	w := &statsWatch{}
+	for i, l := range loops {
+		for _, c := range append([]*measure.Loop{l}, l.Layouts...) {
+			s, err := readProgStats(c.Prog, c.Runs)
+			if err != nil {
+				return nil, err
+			}
+			w.loops, w.on, w.before = append(w.loops, c), append(w.on, on[i]), append(w.before, s)
 		}
-		w.before = append(w.before, s)
 	}
 	return w, nil
 }
@@ -426,7 +434,7 @@ func BenchmarkMitigations(b *testing.B) {
 // image size.
 func (f *mitigationsFamily) bench(b *testing.B, v mitigationVariant, base *mitigationVariant, spec []func() error) {
 	b.Helper()
-	n, err := jitedBytes(v.prog.Of(f.objs(v)))
+	n, err := jitedBytes(v.prog.Of(f.objs(v)[0]))
 	if errors.Is(err, ebpf.ErrNotSupported) {
 		b.Skipf("the JIT image size, which hardening changes, is unavailable (net.core.bpf_jit_enable=0?): %v", err)
 	}
@@ -529,6 +537,9 @@ func TestStatsToggle(t *testing.T) {
 	onV := mitigationVariant{prog: bpf.XDP.Drop, harden: "0", stats: true}
 	offV := mitigationVariant{prog: bpf.XDP.Drop, harden: "0"}
 	on, off := f.loop(onV, nil), f.loop(offV, nil)
+	// One load each: which load a measurement takes is not what this
+	// checks, and the check that a loop ran reads the first.
+	on.Layouts, off.Layouts = nil, nil
 	err := measure.Pinned(benchOptions().CPU, func() error {
 		for i, l := range []*measure.Loop{off, on, off, on, off} {
 			w, err := watchStats([]*measure.Loop{on, off}, []bool{l == on, false})
@@ -603,7 +614,7 @@ func TestHardenReload(t *testing.T) {
 	for _, prog := range []*bpf.XDPProgram{bpf.XDP.Drop, bpf.XDP.Parse} {
 		size := map[string]uint32{}
 		for _, level := range hardenLevels {
-			n, err := jitedBytes(prog.Of(f.sets[level]))
+			n, err := jitedBytes(prog.Of(f.sets[level][0]))
 			if err != nil {
 				t.Fatal(err)
 			}

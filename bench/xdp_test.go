@@ -20,34 +20,54 @@ var xdpPrograms = []*bpf.XDPProgram{bpf.XDP.Drop, bpf.XDP.Pass, bpf.XDP.Tx, bpf.
 // xdpSizes are the frame sizes: the Ethernet minimum and a full MTU frame.
 var xdpSizes = []int{64, 1500}
 
-// xdpFamily loads the core programs once and holds whichever is being
-// measured in the XDP dispatcher, attached to lo in a private namespace.
+// xdpFamily loads the core programs -bpfbench.layouts times and holds
+// whichever is being measured in the XDP dispatcher, attached to lo in a
+// private namespace.
 type xdpFamily struct {
-	objs   bpf.XDPObjects
-	holder *rig.Holder
+	// objs is the first load, layouts all of them (objs first).
+	objs    *bpf.XDPObjects
+	layouts []*bpf.XDPObjects
+	holder  *rig.Holder
 }
 
 func newXDPFamily(tb testing.TB) *xdpFamily {
 	tb.Helper()
 	host.RequireRoot(tb)
 	f := &xdpFamily{}
-	probe.Require(tb, bpf.LoadXDPObjects(&f.objs, nil), "load XDP programs")
-	tb.Cleanup(func() { f.objs.Close() })
+	for range *flagLayouts {
+		objs := new(bpf.XDPObjects)
+		probe.Require(tb, bpf.LoadXDPObjects(objs, nil), "load XDP programs")
+		tb.Cleanup(func() { objs.Close() })
+		f.layouts = append(f.layouts, objs)
+	}
+	f.objs = f.layouts[0]
 	ns := host.NewNetns(tb)
 	f.holder = rig.NewHolder(tb, ns, f.objs.Drop)
 	return f
 }
 
 // loop returns the test_run loop of prog on a UDP frame of size bytes,
-// held in the dispatcher while it runs.
+// held in the dispatcher while it runs, in every layout.
 func (f *xdpFamily) loop(tb testing.TB, prog *bpf.XDPProgram, size int) *measure.Loop {
 	tb.Helper()
 	frame, err := bpf.UDPFrame(size)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := prog.Of(&f.objs)
-	return &measure.Loop{Prog: p, Data: frame, Runs: f.objs.Runs, Switch: f.holder.Held(p)}
+	return withLayouts(f.layouts, func(objs *bpf.XDPObjects) *measure.Loop {
+		p := prog.Of(objs)
+		return &measure.Loop{Prog: p, Data: frame, Runs: objs.Runs, Switch: f.holder.Held(p)}
+	})
+}
+
+// withLayouts is the loop of the first of loads, with the loops of the
+// others as its Layouts.
+func withLayouts[T any](loads []T, loop func(T) *measure.Loop) *measure.Loop {
+	l := loop(loads[0])
+	for _, o := range loads[1:] {
+		l.Layouts = append(l.Layouts, loop(o))
+	}
+	return l
 }
 
 // calibrate checks the instruction-count mode against the JIT: in a guest

@@ -68,7 +68,7 @@ func (r *Rounds) Cycles(s int) Estimate {
 			c = append(c, r.Ns[s][i]/cy)
 		}
 	}
-	return lowQuantile(c)
+	return lowQuantile(c, r.Turn)
 }
 
 // GHz is the median clock rate stream s ran at (1/CycleNs), NaN without

@@ -52,19 +52,22 @@ func quantile(xs []float64, q float64) float64 {
 	return stats.Sample{Xs: xs}.Quantile(q)
 }
 
-func median(xs []float64) Estimate {
-	return blockBootstrap(xs, func(s []float64) float64 { return quantile(s, 0.5) })
+// median and lowQuantile summarise the calls of rounds in which each
+// stream made turn calls in a row.
+func median(xs []float64, turn int) Estimate {
+	return blockBootstrap(xs, turn, func(s []float64) float64 { return quantile(s, 0.5) })
 }
 
-func lowQuantile(xs []float64) Estimate {
-	return blockBootstrap(xs, func(s []float64) float64 { return quantile(s, LowQuantile) })
+func lowQuantile(xs []float64, turn int) Estimate {
+	return blockBootstrap(xs, turn, func(s []float64) float64 { return quantile(s, LowQuantile) })
 }
 
 // blockBootstrap is stat of xs with the 95% percentile interval of stat
-// over moving-block bootstrap resamples of xs. Fewer than 4 values give no
-// interval (±Inf). The resampling is seeded: the same rounds give the same
-// interval.
-func blockBootstrap(xs []float64, stat func([]float64) float64) Estimate {
+// over moving-block bootstrap resamples of xs, in blocks of at least turn
+// values (the calls of one turn share a switch). Fewer than 4 values give
+// no interval (±Inf). The resampling is seeded: the same rounds give the
+// same interval.
+func blockBootstrap(xs []float64, turn int, stat func([]float64) float64) Estimate {
 	n := len(xs)
 	e := Estimate{Value: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1)}
 	if n == 0 {
@@ -74,7 +77,7 @@ func blockBootstrap(xs []float64, stat func([]float64) float64) Estimate {
 	if n < 4 {
 		return e
 	}
-	l := blockLength(n)
+	l := min(max(blockLength(n), turn), max(n/2, 1))
 	rng := rand.New(rand.NewPCG(uint64(n), 0x62706662656e6368))
 	res := make([]float64, n)
 	vals := make([]float64, bootstraps)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/internal/testutil"
 	"bpfbench/bpf/measure"
@@ -42,5 +43,54 @@ func TestMeasure(t *testing.T) {
 	}
 	if s.Repeat != 10000 || !(s.Ns > 0) || math.IsInf(s.Ns, 0) || s.FixedNs <= 0 {
 		t.Errorf("implausible sample %+v", s)
+	}
+}
+
+// TestLayoutsTakeTurns measures a loop with two more loads of its program
+// six times, moving to the next layout after each: each load must run in
+// two of the measurements, in turn, its own counter proving it.
+func TestLayoutsTakeTurns(t *testing.T) {
+	loads := []*bpf.XDPObjects{testutil.LoadXDP(t), testutil.LoadXDP(t), testutil.LoadXDP(t)}
+	h := rig.NewHolder(t, host.NewNetns(t), loads[0].Drop)
+	frame := testutil.Frame(t, 64)
+	var loops []*measure.Loop
+	for _, objs := range loads {
+		loops = append(loops, &measure.Loop{Prog: objs.Drop, Data: frame, Runs: objs.Runs, Prepare: h.Held(objs.Drop)})
+	}
+	l := loops[0]
+	l.Layouts = loops[1:]
+	runs := func() []uint64 {
+		n := make([]uint64, len(loads))
+		for i, objs := range loads {
+			if err := objs.Runs.Get(&n[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n
+	}
+	before := runs()
+	err := measure.Pinned(0, func() error {
+		for i := range 2 * len(loads) {
+			b := runs()
+			if _, err := l.Measure(10000); err != nil {
+				return err
+			}
+			l.NextLayout()
+			a := runs()
+			for j := range loads {
+				if ran := a[j] > b[j]; ran != (j == i%len(loads)) {
+					t.Errorf("measurement %d: load %d ran %d times, want it to run only in measurement %d mod %d", i, j, a[j]-b[j], j, len(loads))
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, n := range runs() {
+		if n-before[j] < 2*10000 {
+			t.Errorf("load %d ran %d times in all, want at least two measurements of 10000", j, n-before[j])
+		}
 	}
 }

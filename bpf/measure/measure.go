@@ -59,6 +59,18 @@ type Loop struct {
 	// Counters are further run counters Measure checks, such as those of
 	// programs attached to what the loop runs.
 	Counters []Counter
+	// Layouts are the same loop elsewhere in memory: other loads of the
+	// same programs, each with its own counters and state changes.
+	// Measure measures the current one, the loop itself first, and
+	// NextLayout moves on to the next, which the rounds engine does once
+	// a round, so that a figure is the code's and not that of where one
+	// load put it: where the JIT places an image moves its cost by a few
+	// percent, a different amount on every load (docs/method.md,
+	// "Layout"). Two loops measured in rounds with as many layouts use
+	// the same load in the same round. A layout's own Layouts are not
+	// used.
+	Layouts []*Loop
+	layout  int
 
 	// recent holds the latest short-call times: their median is the fixed
 	// cost subtracted from a long call.
@@ -209,8 +221,22 @@ func (t callTime) lostTime() bool { return float64(t.CPU) < minCPUShare*float64(
 // Measure runs a short and a long call of the loop and returns the time per
 // repetition. It must run on a locked OS thread (see Pinned). It fails with
 // ErrRunCount when the program's counter disagrees with the repetitions
-// asked for, and retries loops the kernel abandoned on EINTR.
+// asked for, and retries loops the kernel abandoned on EINTR. It measures
+// the current of the loop and its Layouts.
 func (l *Loop) Measure(repeat uint32) (Sample, error) {
+	c := l
+	if l.layout > 0 {
+		c = l.Layouts[l.layout-1]
+	}
+	return c.measure(repeat)
+}
+
+// NextLayout makes the next of the loop and its Layouts the one Measure
+// measures, after the last the loop itself.
+func (l *Loop) NextLayout() { l.layout = (l.layout + 1) % (len(l.Layouts) + 1) }
+
+// measure is Measure of this layout.
+func (l *Loop) measure(repeat uint32) (Sample, error) {
 	if repeat <= ShortRepeat {
 		return Sample{}, fmt.Errorf("repeat %d: must be more than %d", repeat, ShortRepeat)
 	}

@@ -39,6 +39,17 @@ type Sizing struct {
 	// Cycles times the clock rate after every call (CycleNs), for
 	// Rounds.Cycles: for streams that report their cost in cycles.
 	Cycles bool
+	// MaxTurn, when more than 1, lets each stream make up to that many
+	// calls in a row in every round (its turn), as many as it takes for
+	// the time spent measuring to be at least the time spent switching
+	// to the stream (attaching 16 fillers takes 100 ms or more, one call
+	// 4 ms): Run times the switch in the warm-up. Call j of one
+	// stream's turn pairs with call j of the others'.
+	MaxTurn int
+	// NewRound, when set, runs before each measured round: where test_run
+	// loops move on to their next layout (Loop.NextLayout), so that the
+	// calls of a turn share one.
+	NewRound func()
 }
 
 // Size is the units of one call: enough to fill CallTime at nsPerUnit, no
@@ -89,12 +100,15 @@ func BenchTime() Budget {
 type Rounds struct {
 	// Size is the units of every measured call.
 	Size uint32
-	// Ns[s][i] is stream s's cost per unit in round i.
+	// Turn is the calls each stream makes in a row in a round
+	// (Sizing.MaxTurn).
+	Turn int
+	// Ns[s][i] is stream s's cost per unit in its call i: call i%Turn
+	// of its turn in round i/Turn.
 	Ns [][]float64
 	// CycleNs[s][i] is the cycle length measured right after stream s's
-	// call of round i (CycleNs; with Sizing.Cycles): a host changes its
-	// clock rate every few tens of ms, a round's calls take a few ms
-	// each.
+	// call i (CycleNs; with Sizing.Cycles): a host changes its clock rate
+	// every few tens of ms, a call takes a few ms.
 	CycleNs [][]float64
 	// Elapsed is the wall time of the measured rounds.
 	Elapsed time.Duration
@@ -141,7 +155,15 @@ func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, er
 	if budget.Units > 0 {
 		n = budget.Units
 	}
-	r := &Rounds{Size: sz.Size(n, warm), Ns: make([][]float64, len(streams)), CycleNs: make([][]float64, len(streams))}
+	r := &Rounds{Size: sz.Size(n, warm), Turn: 1, Ns: make([][]float64, len(streams)), CycleNs: make([][]float64, len(streams))}
+	if sz.MaxTurn > 1 && len(streams) > 1 && budget.Units == 0 {
+		sw, err := switchTime(sz.Warm, streams)
+		if err != nil {
+			return nil, fmt.Errorf("warm-up: %w", err)
+		}
+		r.Turn = int(min(math.Ceil(float64(sw)/float64(sz.CallTime)), float64(sz.MaxTurn)))
+		r.Turn = max(r.Turn, 1)
+	}
 	// A -benchtime Nx run: enough rounds for the units asked, at least
 	// one. A timed run: whole balanced blocks until the budget is spent.
 	block := 2 * len(streams)
@@ -154,17 +176,22 @@ func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, er
 	}
 	start := time.Now()
 	for i := 0; ; i++ {
+		if sz.NewRound != nil {
+			sz.NewRound()
+		}
 		for _, s := range Order(i, len(streams)) {
-			ns, err := streams[s](r.Size)
-			if err != nil {
-				return nil, err
-			}
-			r.Ns[s] = append(r.Ns[s], ns)
-			if sz.Cycles {
-				r.CycleNs[s] = append(r.CycleNs[s], CycleNs())
+			for range r.Turn {
+				ns, err := streams[s](r.Size)
+				if err != nil {
+					return nil, err
+				}
+				r.Ns[s] = append(r.Ns[s], ns)
+				if sz.Cycles {
+					r.CycleNs[s] = append(r.CycleNs[s], CycleNs())
+				}
 			}
 		}
-		units += int(r.Size)
+		units += int(r.Size) * r.Turn
 		r.Elapsed = time.Since(start)
 		if budget.Units > 0 {
 			if units >= budget.Units {
@@ -184,15 +211,35 @@ func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, er
 	}
 }
 
-// Count is the number of rounds.
+// switchTime is the longest time a switch to one of streams took in the
+// warm-up: each stream's call of warm units right after the others',
+// less its second call in a row, which switches nothing.
+func switchTime(warm uint32, streams []Stream) (time.Duration, error) {
+	var sw time.Duration
+	for _, f := range streams {
+		var took [2]time.Duration
+		for j := range took {
+			t := time.Now()
+			if _, err := f(warm); err != nil {
+				return 0, err
+			}
+			took[j] = time.Since(t)
+		}
+		sw = max(sw, took[0]-took[1])
+	}
+	return sw, nil
+}
+
+// Count is the number of each stream's calls: rounds times Turn.
 func (r *Rounds) Count() int { return len(r.Ns[0]) }
 
-// Location is stream s's cost per unit: the LowQuantile of its rounds,
+// Location is stream s's cost per unit: the LowQuantile of its calls,
 // with a 95% interval that holds for dependent rounds.
-func (r *Rounds) Location(s int) Estimate { return lowQuantile(r.Ns[s]) }
+func (r *Rounds) Location(s int) Estimate { return lowQuantile(r.Ns[s], r.Turn) }
 
-// Paired is the median per-round difference a - b, with a 95% interval
-// from a block bootstrap over the rounds.
+// Paired is the median per-call difference a - b (call i of a's turn
+// less call i of b's in the same round), with a 95% interval from a block
+// bootstrap over the calls.
 func (r *Rounds) Paired(a, b int) Estimate {
 	return r.perRound(a, b, func(x, y float64) float64 { return x - y })
 }
@@ -210,5 +257,5 @@ func (r *Rounds) perRound(a, b int, f func(x, y float64) float64) Estimate {
 	for i := range d {
 		d[i] = f(r.Ns[a][i], r.Ns[b][i])
 	}
-	return median(d)
+	return median(d, r.Turn)
 }

@@ -95,6 +95,41 @@ func TestRunPairs(t *testing.T) {
 	}
 }
 
+// TestRunTurns runs two streams whose first call after the other's costs a
+// switch of 20 ms: each then makes several calls in a row per round,
+// MaxTurn at most, so that switching does not take most of the time, and
+// call i of one stream's turn pairs with call i of the other's.
+func TestRunTurns(t *testing.T) {
+	var seq []int
+	stream := func(s int, cost float64) Stream {
+		return func(size uint32) (float64, error) {
+			if len(seq) > 0 && seq[len(seq)-1] != s {
+				time.Sleep(20 * time.Millisecond)
+			}
+			seq = append(seq, s)
+			return cost + float64(len(seq)%4), nil
+		}
+	}
+	sz := Sizing{Warm: 10, Min: 100, Max: 100, CallTime: 4 * time.Millisecond, MaxTurn: 4}
+	r, err := Run(Budget{Time: time.Nanosecond}, sz, nil, stream(0, 5.5), stream(1, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Turn != 4 || r.Count() != 4*4 {
+		t.Fatalf("turn %d, calls %d: want turns of 4 (the switch is 5 calls long) in one ABBA block", r.Turn, r.Count())
+	}
+	// The block's calls: turns of 4, the rounds in the order AB BA BA AB.
+	a, b := slices.Repeat([]int{0}, 4), slices.Repeat([]int{1}, 4)
+	want := slices.Concat(a, b, b, a, b, a, a, b)
+	if got := seq[len(seq)-len(want):]; !slices.Equal(got, want) {
+		t.Errorf("calls in the measured block %v, want %v", got, want)
+	}
+	sz.MaxTurn = 0
+	if r, err = Run(Budget{Time: time.Nanosecond}, sz, nil, stream(0, 5.5), stream(1, 5)); err != nil || r.Turn != 1 || r.Count() != 4 {
+		t.Errorf("without MaxTurn: turn %d, calls %d, %v: want one call a turn, 4 rounds", r.Turn, r.Count(), err)
+	}
+}
+
 // TestOrderIsABBA: two streams alternate as A B, B A, B A, A B.
 func TestOrderIsABBA(t *testing.T) {
 	var got [][]int
@@ -119,11 +154,11 @@ func TestBlockBootstrap(t *testing.T) {
 	for i := range iid {
 		iid[i] = rng.NormFloat64()
 	}
-	e := median(iid)
+	e := median(iid, 1)
 	if !e.Covers(e.Value) || !(e.Half() > 0) || e.Half() > 0.3 {
 		t.Errorf("median of 400 normals %+v: want a small interval around it", e)
 	}
-	if small := median(iid[:40]); !(small.Half() > e.Half()) {
+	if small := median(iid[:40], 1); !(small.Half() > e.Half()) {
 		t.Errorf("40 values' interval %v not wider than 400 values' %v", small.Half(), e.Half())
 	}
 	// States of 50 rounds at -1 or +1: every block of about sqrt(n)
@@ -134,13 +169,13 @@ func TestBlockBootstrap(t *testing.T) {
 		runs[i] = float64(2*((i/50)%2) - 1)
 		runs[i] += 0.01 * rng.NormFloat64()
 	}
-	if d := median(runs); !(d.Half() > 0.5) {
+	if d := median(runs, 1); !(d.Half() > 0.5) {
 		t.Errorf("median of long state runs %+v: the interval ignores the dependence", d)
 	}
-	if a, b := median(iid), median(iid); a != b {
+	if a, b := median(iid, 1), median(iid, 1); a != b {
 		t.Errorf("same data, different intervals: %+v %+v", a, b)
 	}
-	if e := median([]float64{1, 2}); !math.IsInf(e.Half(), 1) {
+	if e := median([]float64{1, 2}, 1); !math.IsInf(e.Half(), 1) {
 		t.Errorf("two values: half-width %v, want +Inf", e.Half())
 	}
 }

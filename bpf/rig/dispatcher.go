@@ -89,19 +89,23 @@ func (f *Filler) Set(k int) error {
 }
 
 // Above reorders the fillers, none of them attached, so that as many as
-// can lie above p's JIT image, lowest first: with all of them above, p
-// sorts first among any k attached (Rank 0), on every run and every
-// kernel, and takes the same path through the dispatcher's binary search.
-// Fillers below p are replaced by new ones, up to 3n tries; it returns how
-// many fillers lie above p (all n, unless the allocator kept placing them
-// below).
-func (f *Filler) Above(p *ebpf.Program) (int, error) {
+// can lie above the JIT images of ps, lowest first: with all of them
+// above, each of ps sorts first among any k attached (Rank 0), on every
+// run and every kernel, and takes the same path through the dispatcher's
+// binary search. Fillers below any of ps are replaced by new ones, up to
+// 3n tries; it returns how many fillers lie above all of ps (all n, unless
+// the allocator kept placing them below).
+func (f *Filler) Above(ps ...*ebpf.Program) (int, error) {
 	if len(f.links) > 0 {
 		return 0, fmt.Errorf("reorder fillers: %d attached", len(f.links))
 	}
-	at, err := jitAddr(p)
-	if err != nil {
-		return 0, err
+	var at uintptr
+	for _, p := range ps {
+		a, err := jitAddr(p)
+		if err != nil {
+			return 0, err
+		}
+		at = max(at, a)
 	}
 	type prog struct {
 		p    *ebpf.Program
