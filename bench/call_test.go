@@ -30,13 +30,19 @@ var callVariants = []struct {
 	{"tailcall-direct", 1}, {"tailcall-direct", 32},
 }
 
-// callFamily holds progs/call.c's programs, and the measured entry program
-// in the XDP dispatcher.
+// callFamily holds progs/call.c's programs, loaded -bpfbench.layouts
+// times, and the measured entry program in the XDP dispatcher.
 type callFamily struct {
-	coll   *ebpf.Collection
-	holder *rig.Holder
-	frame  []byte
+	// coll is the first load, layouts all of them (coll first).
+	coll    *callLoad
+	layouts []*callLoad
+	holder  *rig.Holder
+	frame   []byte
 }
+
+// callLoad is one load of progs/call.c: its programs, program arrays and
+// counters.
+type callLoad struct{ *ebpf.Collection }
 
 func newCallFamily(tb testing.TB) *callFamily {
 	tb.Helper()
@@ -45,31 +51,35 @@ func newCallFamily(tb testing.TB) *callFamily {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	coll, err := ebpf.NewCollection(spec)
-	if err != nil {
-		tb.Fatalf("load call programs: %v", err)
+	f := &callFamily{}
+	for range *flagLayouts {
+		coll, err := ebpf.NewCollection(spec)
+		if err != nil {
+			tb.Fatalf("load call programs: %v", err)
+		}
+		tb.Cleanup(coll.Close)
+		f.layouts = append(f.layouts, &callLoad{coll})
 	}
-	tb.Cleanup(coll.Close)
-	f := &callFamily{coll: coll}
+	f.coll = f.layouts[0]
 	if f.frame, err = bpf.UDPFrame(64); err != nil {
 		tb.Fatal(err)
 	}
-	f.holder = rig.NewHolder(tb, host.NewNetns(tb), f.prog(tb, bpf.CallProgInlineEntry))
+	f.holder = rig.NewHolder(tb, host.NewNetns(tb), f.coll.prog(tb, bpf.CallProgInlineEntry))
 	return f
 }
 
-func (f *callFamily) prog(tb testing.TB, name string) *ebpf.Program {
+func (c *callLoad) prog(tb testing.TB, name string) *ebpf.Program {
 	tb.Helper()
-	p := f.coll.Programs[name]
+	p := c.Programs[name]
 	if p == nil {
 		tb.Fatalf("progs/call.c has no program %s", name)
 	}
 	return p
 }
 
-func (f *callFamily) variable(tb testing.TB, name string) *ebpf.Variable {
+func (c *callLoad) variable(tb testing.TB, name string) *ebpf.Variable {
 	tb.Helper()
-	v := f.coll.Variables[name]
+	v := c.Variables[name]
 	if v == nil {
 		tb.Fatalf("progs/call.c has no global %s", name)
 	}
@@ -84,15 +94,22 @@ func kind(call string) string {
 	return "var"
 }
 
-// setChain fills the program array of call's tail call kind so that its
-// entry reaches the work after n tail calls: slots 0..n-2 hold hops that
-// tail-call the next slot, slot n-1 the end program, the rest nothing. The
-// direct kind's JITed jumps are patched as the slots change (outside the
-// timed region).
+// setChain fills the program array of call's tail call kind in every load
+// so that its entry reaches the work after n tail calls: slots 0..n-2 hold
+// hops that tail-call the next slot, slot n-1 the end program, the rest
+// nothing. The direct kind's JITed jumps are patched as the slots change
+// (outside the timed region).
 func (f *callFamily) setChain(tb testing.TB, call string, n int) {
 	tb.Helper()
+	for _, c := range f.layouts {
+		c.setChain(tb, call, n)
+	}
+}
+
+func (c *callLoad) setChain(tb testing.TB, call string, n int) {
+	tb.Helper()
 	k := kind(call)
-	m := f.coll.Maps["chain_"+k]
+	m := c.Maps["chain_"+k]
 	if m == nil {
 		tb.Fatalf("progs/call.c has no map chain_%s", k)
 	}
@@ -103,9 +120,9 @@ func (f *callFamily) setChain(tb testing.TB, call string, n int) {
 		var err error
 		switch {
 		case slot < n-1:
-			err = m.Put(uint32(slot), f.prog(tb, fmt.Sprintf("hop_%s_%d", k, slot)))
+			err = m.Put(uint32(slot), c.prog(tb, fmt.Sprintf("hop_%s_%d", k, slot)))
 		case slot == n-1:
-			err = m.Put(uint32(slot), f.prog(tb, "end_"+k))
+			err = m.Put(uint32(slot), c.prog(tb, "end_"+k))
 		default:
 			if err = m.Delete(uint32(slot)); errors.Is(err, ebpf.ErrKeyNotExist) {
 				err = nil
@@ -117,9 +134,10 @@ func (f *callFamily) setChain(tb testing.TB, call string, n int) {
 	}
 }
 
-// loop returns the test_run loop of variant call: its entry program held in
-// the dispatcher, its run counter (tail_runs for the tail call entries, so
-// the hop count can be checked against the baseline's runs).
+// loop returns the test_run loop of variant call in every load: its entry
+// program held in the dispatcher, its run counter (tail_runs for the tail
+// call entries, so the hop count can be checked against the baseline's
+// runs).
 func (f *callFamily) loop(tb testing.TB, call string) *measure.Loop {
 	tb.Helper()
 	entry, runs := "inline_entry", "runs"
@@ -132,19 +150,25 @@ func (f *callFamily) loop(tb testing.TB, call string) *measure.Loop {
 	default:
 		tb.Fatalf("unknown call variant %s", call)
 	}
-	p := f.prog(tb, entry)
-	return &measure.Loop{Prog: p, Data: f.frame, Runs: f.variable(tb, runs), Switch: f.holder.Held(p)}
+	return withLayouts(f.layouts, func(c *callLoad) *measure.Loop {
+		p := c.prog(tb, entry)
+		return &measure.Loop{Prog: p, Data: f.frame, Runs: c.variable(tb, runs), Switch: f.holder.Held(p)}
+	})
 }
 
-// counters reads runs, tail_runs and hops.
+// counters reads runs, tail_runs and hops, summed over the loads.
 func (f *callFamily) counters(tb testing.TB) (runs, tailRuns, hops uint64) {
 	tb.Helper()
-	for _, c := range []struct {
-		name string
-		v    *uint64
-	}{{"runs", &runs}, {"tail_runs", &tailRuns}, {"hops", &hops}} {
-		if err := f.variable(tb, c.name).Get(c.v); err != nil {
-			tb.Fatalf("read %s: %v", c.name, err)
+	for _, l := range f.layouts {
+		for _, c := range []struct {
+			name string
+			v    *uint64
+		}{{"runs", &runs}, {"tail_runs", &tailRuns}, {"hops", &hops}} {
+			var n uint64
+			if err := l.variable(tb, c.name).Get(&n); err != nil {
+				tb.Fatalf("read %s: %v", c.name, err)
+			}
+			*c.v += n
 		}
 	}
 	return runs, tailRuns, hops

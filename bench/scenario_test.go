@@ -620,6 +620,8 @@ func TestScenarioBadFlags(t *testing.T) {
 		{"-bpfbench.lockwait=-1s", "-bpfbench.lockwait"},
 		{"-bpfbench.lockwait=", "-bpfbench.lockwait"},
 		{"-bpfbench.interleave=maybe", "-bpfbench.interleave"},
+		{"-bpfbench.layouts=0", "-bpfbench.layouts"},
+		{"-bpfbench.layouts=65", "-bpfbench.layouts"},
 	} {
 		// Without the lock: a run that got past the flags would wait for
 		// it, not change anything.

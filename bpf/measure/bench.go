@@ -81,12 +81,12 @@ type Result struct {
 	// because softirq work that happens to land in one short call would
 	// otherwise dominate the mean.
 	CallUs float64
-	// Delta is the median per-round paired difference against the
-	// baseline with its 95% interval; Rel the same as a fraction of the
-	// baseline.
+	// Delta is the median paired difference against the baseline with
+	// its 95% interval; Rel the same as a fraction of the baseline.
 	Delta, Rel Estimate
 	HaveDelta  bool
-	Rounds     int
+	// Rounds is the variant's measured calls (Rounds.Count).
+	Rounds int
 	// Remeasured counts measurements taken again: loops the kernel
 	// abandoned on EINTR, and samples whose clocks disagreed.
 	Remeasured int
@@ -122,11 +122,11 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 			// Reported, never a failure of the user's run: see
 			// docs/method.md on where the time goes when the clocks
 			// disagree.
-			b.Logf("%v (kept: clock-disagree %d of %d rounds)", err, r.Disagreed, r.Rounds)
+			b.Logf("%v (kept: clock-disagree %d of %d calls)", err, r.Disagreed, r.Rounds)
 		}
 	}
 	if r.Remeasured > 0 {
-		b.Logf("%d measurements of %d rounds were taken again (EINTR, or the clocks disagreed)", r.Remeasured, r.Rounds)
+		b.Logf("%d measurements of %d calls were taken again (EINTR, or the clocks disagreed)", r.Remeasured, r.Rounds)
 	}
 	Report(b, r.Ns, "ns/op")
 	if !v.KernelClock {
