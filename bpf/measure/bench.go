@@ -200,6 +200,10 @@ func measureRounds(budget Budget, v, base *Loop, callTime time.Duration, reset f
 			base.NextLayout()
 		}
 	}
+	sz.Layouts = len(v.Layouts) + 1
+	if base != nil {
+		sz.Layouts = lcm(sz.Layouts, len(base.Layouts)+1)
+	}
 	rounds, err := Run(budget, sz, func() {
 		// The warm-up's samples are not the benchmark's.
 		kns, call, remeasured, disagreed = nil, nil, 0, 0

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,14 +43,24 @@ type Sizing struct {
 	// MaxTurn, when more than 1, lets each stream make up to that many
 	// calls in a row in every round (its turn), as many as it takes for
 	// the time spent measuring to be at least the time spent switching
-	// to the stream (attaching 16 fillers takes 100 ms or more, one call
-	// 4 ms): Run times the switch in the warm-up. Call j of one
+	// to the stream or to the round's layout (attaching 16 fillers takes
+	// 100 ms or more, one call 4 ms): Run times the switch in the
+	// warm-up. Call j of one
 	// stream's turn pairs with call j of the others'.
 	MaxTurn int
 	// NewRound, when set, runs before each measured round: where test_run
 	// loops move on to their next layout (Loop.NextLayout), so that the
 	// calls of a turn share one.
 	NewRound func()
+	// Layouts is the rounds NewRound takes to come back to the first
+	// layout. When it is a multiple of the balanced block, every other
+	// pass through them runs each round's order backwards, so that each
+	// layout is measured in every position: with blocks of four rounds
+	// (ABBA) and eight layouts, layout j would otherwise always see the
+	// order of round j mod 4, and whatever the first call after a
+	// layout's switch pays would fall on the same stream of that layout
+	// in every run.
+	Layouts int
 }
 
 // Size is the units of one call: enough to fill CallTime at nsPerUnit, no
@@ -156,8 +167,8 @@ func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, er
 		n = budget.Units
 	}
 	r := &Rounds{Size: sz.Size(n, warm), Turn: 1, Ns: make([][]float64, len(streams)), CycleNs: make([][]float64, len(streams))}
-	if sz.MaxTurn > 1 && len(streams) > 1 && budget.Units == 0 {
-		sw, err := switchTime(sz.Warm, streams)
+	if sz.MaxTurn > 1 && budget.Units == 0 {
+		sw, err := switchTime(sz, streams)
 		if err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
@@ -179,7 +190,11 @@ func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, er
 		if sz.NewRound != nil {
 			sz.NewRound()
 		}
-		for _, s := range Order(i, len(streams)) {
+		order := Order(i, len(streams))
+		if sz.Layouts > 1 && sz.Layouts%block == 0 && (i/sz.Layouts)%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, s := range order {
 			for range r.Turn {
 				ns, err := streams[s](r.Size)
 				if err != nil {
@@ -212,22 +227,47 @@ func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, er
 }
 
 // switchTime is the longest time a switch to one of streams took in the
-// warm-up: each stream's call of warm units right after the others',
-// less its second call in a row, which switches nothing.
-func switchTime(warm uint32, streams []Stream) (time.Duration, error) {
+// warm-up: each stream's call of warm units right after the others' (the
+// first stream's after a NewRound, as in a round), less its second call in
+// a row, which switches nothing. The longest over up to switchProbes
+// tries, while they take less than switchProbeTime (a switch can take one
+// dispatcher update or two, see rig.Holder; attaching 47 fillers takes
+// half a second, and is measured once).
+func switchTime(sz Sizing, streams []Stream) (time.Duration, error) {
 	var sw time.Duration
-	for _, f := range streams {
-		var took [2]time.Duration
-		for j := range took {
-			t := time.Now()
-			if _, err := f(warm); err != nil {
-				return 0, err
-			}
-			took[j] = time.Since(t)
+	start := time.Now()
+	for try := 0; try < switchProbes && (try == 0 || time.Since(start) < switchProbeTime); try++ {
+		if sz.NewRound != nil {
+			sz.NewRound()
 		}
-		sw = max(sw, took[0]-took[1])
+		for _, f := range streams {
+			var took [2]time.Duration
+			for j := range took {
+				t := time.Now()
+				if _, err := f(sz.Warm); err != nil {
+					return 0, err
+				}
+				took[j] = time.Since(t)
+			}
+			sw = max(sw, took[0]-took[1])
+		}
 	}
 	return sw, nil
+}
+
+const (
+	switchProbes    = 3
+	switchProbeTime = 100 * time.Millisecond
+)
+
+// lcm is the least common multiple of a and b (both > 0): the rounds two
+// loops with a and b layouts take to come back to their first ones.
+func lcm(a, b int) int {
+	g, h := a, b
+	for h != 0 {
+		g, h = h, g%h
+	}
+	return a / g * b
 }
 
 // Count is the number of each stream's calls: rounds times Turn.

@@ -130,6 +130,37 @@ func TestRunTurns(t *testing.T) {
 	}
 }
 
+// TestLayoutsSeeBothOrders: over 48 rounds of two streams, each layout
+// (2, 3 or 8 of them, one per round in turn) has each stream first in
+// half of its rounds; with 8, a multiple of the ABBA block, only because
+// every other pass through the layouts is reversed.
+func TestLayoutsSeeBothOrders(t *testing.T) {
+	for _, layouts := range []int{2, 3, 8} {
+		layout, round := -1, 0
+		first := make([][2]int, layouts) // first[layout][stream]
+		stream := func(s int) Stream {
+			return func(size uint32) (float64, error) {
+				if round >= 0 && layout >= 0 {
+					first[layout][s]++
+					round = -1 // counted this round's first
+				}
+				return 1, nil
+			}
+		}
+		sz := Sizing{Warm: 10, Min: 100, Max: 100, CallTime: time.Millisecond, Layouts: layouts,
+			NewRound: func() { layout, round = (layout+1)%layouts, 0 }}
+		r, err := Run(Budget{Units: 4800}, sz, func() { layout = -1 }, stream(0), stream(1))
+		if err != nil || r.Count() != 48 {
+			t.Fatalf("%d layouts: %d rounds, %v: want 48", layouts, r.Count(), err)
+		}
+		for l, f := range first {
+			if f[0] != f[1] {
+				t.Errorf("%d layouts: layout %d had stream 0 first in %d rounds and stream 1 in %d, want as many", layouts, l, f[0], f[1])
+			}
+		}
+	}
+}
+
 // TestOrderIsABBA: two streams alternate as A B, B A, B A, A B.
 func TestOrderIsABBA(t *testing.T) {
 	var got [][]int
