@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -242,10 +243,14 @@ type statsWatch struct {
 	loops  []*measure.Loop
 	on     []bool
 	before []progStats
+	// of[i] is the index of the loop given to watchStats that loops[i]
+	// is a layout of.
+	of []int
+	n  int
 }
 
 func watchStats(loops []*measure.Loop, on []bool) (*statsWatch, error) {
-	w := &statsWatch{}
+	w := &statsWatch{n: len(loops)}
 	for i, l := range loops {
 		for _, c := range append([]*measure.Loop{l}, l.Layouts...) {
 			s, err := readProgStats(c.Prog, c.Runs)
@@ -253,6 +258,7 @@ func watchStats(loops []*measure.Loop, on []bool) (*statsWatch, error) {
 				return nil, err
 			}
 			w.loops, w.on, w.before = append(w.loops, c), append(w.on, on[i]), append(w.before, s)
+			w.of = append(w.of, i)
 		}
 	}
 	return w, nil
@@ -260,8 +266,11 @@ func watchStats(loops []*measure.Loop, on []bool) (*statsWatch, error) {
 
 // check fails unless every run of a loop that wanted stats was counted by
 // them, and no run of any other loop was: stats really were on, and were
-// off while everything else was timed.
+// off while everything else was timed. A layout may not have run (a
+// -benchtime 100x run measures one round, in one layout); a loop that
+// wanted stats must have run in one of them.
 func (w *statsWatch) check() error {
+	ran := make([]bool, w.n)
 	for i, l := range w.loops {
 		now, err := readProgStats(l.Prog, l.Runs)
 		if err != nil {
@@ -269,13 +278,19 @@ func (w *statsWatch) check() error {
 		}
 		b := w.before[i]
 		count, runs, rt := now.count-b.count, now.runs-b.runs, now.runtime-b.runtime
+		ran[w.of[i]] = ran[w.of[i]] || runs > 0
 		switch {
-		case w.on[i] && (count != runs || rt <= 0):
+		case w.on[i] && runs > 0 && (count != runs || rt <= 0):
 			return fmt.Errorf("%v ran %d times with run-time stats on, but they counted %d runs in %v", l.Prog, runs, count, rt)
 		case !w.on[i] && count != 0:
 			return fmt.Errorf("%v ran %d times with run-time stats off, but they counted %d runs: "+
 				"stats are on elsewhere (kernel.bpf_stats_enabled, or another process's BPF_ENABLE_STATS descriptor), so nothing here is measured without them",
 				l.Prog, runs, count)
+		}
+	}
+	for i, r := range ran {
+		if w.on[slices.Index(w.of, i)] && !r {
+			return fmt.Errorf("%v wanted run-time stats on but never ran", w.loops[slices.Index(w.of, i)].Prog)
 		}
 	}
 	return nil
@@ -589,6 +604,13 @@ func TestStatsToggle(t *testing.T) {
 	}
 	if err := w.check(); err == nil {
 		t.Error("a run with stats off passed the check that they were on")
+	}
+	// A loop that wanted stats and ran in none of its layouts.
+	if w, err = watchStats([]*measure.Loop{f.loop(onV, nil)}, []bool{true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.check(); err == nil {
+		t.Error("a loop that never ran passed the check that stats were on for its runs")
 	}
 }
 

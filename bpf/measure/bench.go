@@ -152,8 +152,8 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 }
 
 // maxTurn is the most calls a test_run loop makes in a row in a round
-// (Sizing.MaxTurn): attaching and detaching 47 fillers takes about half a
-// second here.
+// (Sizing.MaxTurn): attaching or detaching 47 fillers took about half a
+// second on the Intel Xeon 6/167 KVM guest, 30 calls' time.
 const maxTurn = 16
 
 // loopSizing sizes a test_run loop's long call: at least minRepeat
