@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -240,25 +239,25 @@ func readProgStats(p *ebpf.Program, runs *ebpf.Variable) (progStats, error) {
 // layout of each, to check afterwards that stats were on for exactly the
 // loops that asked for them.
 type statsWatch struct {
+	// given and wantOn are the loops watchStats was given and whether
+	// each wants stats on; loops are their layouts, loops[i] one of
+	// given[of[i]], before their stats then.
+	given  []*measure.Loop
+	wantOn []bool
 	loops  []*measure.Loop
-	on     []bool
+	of     []int
 	before []progStats
-	// of[i] is the index of the loop given to watchStats that loops[i]
-	// is a layout of.
-	of []int
-	n  int
 }
 
 func watchStats(loops []*measure.Loop, on []bool) (*statsWatch, error) {
-	w := &statsWatch{n: len(loops)}
+	w := &statsWatch{given: loops, wantOn: on}
 	for i, l := range loops {
 		for _, c := range append([]*measure.Loop{l}, l.Layouts...) {
 			s, err := readProgStats(c.Prog, c.Runs)
 			if err != nil {
 				return nil, err
 			}
-			w.loops, w.on, w.before = append(w.loops, c), append(w.on, on[i]), append(w.before, s)
-			w.of = append(w.of, i)
+			w.loops, w.of, w.before = append(w.loops, c), append(w.of, i), append(w.before, s)
 		}
 	}
 	return w, nil
@@ -270,27 +269,27 @@ func watchStats(loops []*measure.Loop, on []bool) (*statsWatch, error) {
 // -benchtime 100x run measures one round, in one layout); a loop that
 // wanted stats must have run in one of them.
 func (w *statsWatch) check() error {
-	ran := make([]bool, w.n)
+	ran := make([]bool, len(w.given))
 	for i, l := range w.loops {
 		now, err := readProgStats(l.Prog, l.Runs)
 		if err != nil {
 			return err
 		}
-		b := w.before[i]
+		b, on := w.before[i], w.wantOn[w.of[i]]
 		count, runs, rt := now.count-b.count, now.runs-b.runs, now.runtime-b.runtime
 		ran[w.of[i]] = ran[w.of[i]] || runs > 0
 		switch {
-		case w.on[i] && runs > 0 && (count != runs || rt <= 0):
+		case on && runs > 0 && (count != runs || rt <= 0):
 			return fmt.Errorf("%v ran %d times with run-time stats on, but they counted %d runs in %v", l.Prog, runs, count, rt)
-		case !w.on[i] && count != 0:
+		case !on && count != 0:
 			return fmt.Errorf("%v ran %d times with run-time stats off, but they counted %d runs: "+
 				"stats are on elsewhere (kernel.bpf_stats_enabled, or another process's BPF_ENABLE_STATS descriptor), so nothing here is measured without them",
 				l.Prog, runs, count)
 		}
 	}
-	for i, r := range ran {
-		if w.on[slices.Index(w.of, i)] && !r {
-			return fmt.Errorf("%v wanted run-time stats on but never ran", w.loops[slices.Index(w.of, i)].Prog)
+	for i, l := range w.given {
+		if w.wantOn[i] && !ran[i] {
+			return fmt.Errorf("%v wanted run-time stats on but never ran", l.Prog)
 		}
 	}
 	return nil
