@@ -52,7 +52,7 @@ func newCallFamily(tb testing.TB) *callFamily {
 		tb.Fatal(err)
 	}
 	f := &callFamily{}
-	for range *flagLayouts {
+	for range layouts() {
 		coll, err := ebpf.NewCollection(spec)
 		if err != nil {
 			tb.Fatalf("load call programs: %v", err)

@@ -117,28 +117,28 @@ func newMitigationsFamily(tb testing.TB) *mitigationsFamily {
 	return f
 }
 
-// loadHardened loads the xdp.c programs -bpfbench.layouts times with
+// loadHardened loads the xdp.c programs layouts() times with
 // net.core.bpf_jit_harden set to level, and puts the sysctl back before it
 // returns: hardening (constant blinding) happens when the JIT compiles a
 // program, at load, so the programs keep it after the sysctl is restored.
 func loadHardened(tb testing.TB, level string) []*bpf.XDPObjects {
 	tb.Helper()
-	var layouts []*bpf.XDPObjects
+	var loads []*bpf.XDPObjects
 	func() {
 		s := &scopedTB{TB: tb}
 		defer s.end()
 		host.SetSysctl(s, hardenSysctl, level)
 		blockpoint(tb, "harden-"+level)
-		for range *flagLayouts {
+		for range layouts() {
 			objs := new(bpf.XDPObjects)
 			if err := bpf.LoadXDPObjects(objs, nil); err != nil {
 				tb.Fatalf("load XDP programs with %s=%s: %v", hardenSysctl, level, err)
 			}
 			tb.Cleanup(func() { objs.Close() })
-			layouts = append(layouts, objs)
+			loads = append(loads, objs)
 		}
 	}()
-	return layouts
+	return loads
 }
 
 // scopedTB runs the cleanups registered through it when end is called, not

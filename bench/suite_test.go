@@ -100,11 +100,15 @@ func TestOutputParses(t *testing.T) {
 		"kernel", "cpu-vendor", "virt", "mitigations", "spectre-v2", "retbleed",
 		"spec-rstack-overflow", "retpoline", "ibt", "cfi", "bpf-jit-enable",
 		"bpf-jit-harden", "bpf-stats-enabled", "preempt", "commit", "runstamp",
-		"xdp-progs-at-start",
+		"xdp-progs-at-start", "layouts",
 	} {
 		if results[0].GetConfig(key) == "" {
 			t.Errorf("configuration line %q missing", key)
 		}
+	}
+	// Without the flag: eight loads, one in an emulated guest.
+	if want := map[bool]string{false: "8", true: "1"}[probe.Emulated()]; results[0].GetConfig("layouts") != want {
+		t.Errorf("layouts: %q, want %s (emulated: %v)", results[0].GetConfig("layouts"), want, probe.Emulated())
 	}
 	base, parse := results[0], results[1]
 	for i, want := range []string{"XDP/prog=drop/size=64", "XDP/prog=parse/size=64"} {

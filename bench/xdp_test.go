@@ -34,7 +34,7 @@ func newXDPFamily(tb testing.TB) *xdpFamily {
 	tb.Helper()
 	host.RequireRoot(tb)
 	f := &xdpFamily{}
-	for range *flagLayouts {
+	for range layouts() {
 		objs := new(bpf.XDPObjects)
 		probe.Require(tb, bpf.LoadXDPObjects(objs, nil), "load XDP programs")
 		tb.Cleanup(func() { objs.Close() })
