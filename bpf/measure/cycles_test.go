@@ -54,6 +54,20 @@ func TestCyclesCancelTheClockRate(t *testing.T) {
 	}
 }
 
+// TestCyclesAreTheMedian: a call's cycles err both ways when the clock
+// rate changed between the call and its chain, so the figure is their
+// median, not the low quantile that would sit in the calls whose chain
+// ran slower than they did.
+func TestCyclesAreTheMedian(t *testing.T) {
+	r := &Rounds{Ns: [][]float64{make([]float64, 11)}, CycleNs: [][]float64{make([]float64, 11)}}
+	for i, c := range []float64{17, 18, 20, 20, 20, 20, 20, 20, 20, 22, 23} {
+		r.Ns[0][i], r.CycleNs[0][i] = c/4, 0.25
+	}
+	if c := r.Cycles(0); c.Value != 20 || !c.Covers(20) {
+		t.Errorf("cycles %+v, want the median 20", c)
+	}
+}
+
 // TestRunMeasuresCycles: with Sizing.Cycles every stream's call of every
 // round gets a cycle length; without, none does.
 func TestRunMeasuresCycles(t *testing.T) {
