@@ -186,7 +186,7 @@ func BenchmarkDispatcher(b *testing.B) {
 	})
 	b.Run("dispatcher=rebuild/fill=none/prog=xdp", func(b *testing.B) {
 		rebuild := xdpLoop("", 0, false)
-		for _, l := range append([]*measure.Loop{rebuild}, rebuild.Layouts...) {
+		for _, l := range loopLayouts(rebuild) {
 			l.KernelClock = true
 		}
 		measure.Bench(b, rebuild, base, benchOptions())

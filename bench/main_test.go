@@ -50,9 +50,7 @@ var (
 // of -bpfbench.layouts when the command line gives it, else its default,
 // or 1 in an emulated guest. There an instruction count (or the
 // emulator's clock) does not depend on where the JIT put the code, so the
-// other loads buy nothing but emulated loading and verifying. (They are
-// not what made CI slower since 6f098eb: with one load in its TCG guests
-// CI took 1402 s, against 1383-1427 s with eight.)
+// other loads buy nothing but emulated loading and verifying.
 func layouts() int {
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "bpfbench.layouts" })

@@ -239,25 +239,21 @@ func readProgStats(p *ebpf.Program, runs *ebpf.Variable) (progStats, error) {
 // layout of each, to check afterwards that stats were on for exactly the
 // loops that asked for them.
 type statsWatch struct {
-	// given and wantOn are the loops watchStats was given and whether
-	// each wants stats on; loops are their layouts, loops[i] one of
-	// given[of[i]], before their stats then.
-	given  []*measure.Loop
-	wantOn []bool
-	loops  []*measure.Loop
-	of     []int
-	before []progStats
+	loops []*measure.Loop
+	on    []bool
+	// before[i][j] is the stats of loopLayouts(loops[i])[j].
+	before [][]progStats
 }
 
 func watchStats(loops []*measure.Loop, on []bool) (*statsWatch, error) {
-	w := &statsWatch{given: loops, wantOn: on}
+	w := &statsWatch{loops: loops, on: on, before: make([][]progStats, len(loops))}
 	for i, l := range loops {
-		for _, c := range append([]*measure.Loop{l}, l.Layouts...) {
+		for _, c := range loopLayouts(l) {
 			s, err := readProgStats(c.Prog, c.Runs)
 			if err != nil {
 				return nil, err
 			}
-			w.loops, w.of, w.before = append(w.loops, c), append(w.of, i), append(w.before, s)
+			w.before[i] = append(w.before[i], s)
 		}
 	}
 	return w, nil
@@ -269,26 +265,26 @@ func watchStats(loops []*measure.Loop, on []bool) (*statsWatch, error) {
 // -benchtime 100x run measures one round, in one layout); a loop that
 // wanted stats must have run in one of them.
 func (w *statsWatch) check() error {
-	ran := make([]bool, len(w.given))
 	for i, l := range w.loops {
-		now, err := readProgStats(l.Prog, l.Runs)
-		if err != nil {
-			return err
+		ran := false
+		for j, c := range loopLayouts(l) {
+			now, err := readProgStats(c.Prog, c.Runs)
+			if err != nil {
+				return err
+			}
+			b := w.before[i][j]
+			count, runs, rt := now.count-b.count, now.runs-b.runs, now.runtime-b.runtime
+			ran = ran || runs > 0
+			switch {
+			case w.on[i] && runs > 0 && (count != runs || rt <= 0):
+				return fmt.Errorf("%v ran %d times with run-time stats on, but they counted %d runs in %v", c.Prog, runs, count, rt)
+			case !w.on[i] && count != 0:
+				return fmt.Errorf("%v ran %d times with run-time stats off, but they counted %d runs: "+
+					"stats are on elsewhere (kernel.bpf_stats_enabled, or another process's BPF_ENABLE_STATS descriptor), so nothing here is measured without them",
+					c.Prog, runs, count)
+			}
 		}
-		b, on := w.before[i], w.wantOn[w.of[i]]
-		count, runs, rt := now.count-b.count, now.runs-b.runs, now.runtime-b.runtime
-		ran[w.of[i]] = ran[w.of[i]] || runs > 0
-		switch {
-		case on && runs > 0 && (count != runs || rt <= 0):
-			return fmt.Errorf("%v ran %d times with run-time stats on, but they counted %d runs in %v", l.Prog, runs, count, rt)
-		case !on && count != 0:
-			return fmt.Errorf("%v ran %d times with run-time stats off, but they counted %d runs: "+
-				"stats are on elsewhere (kernel.bpf_stats_enabled, or another process's BPF_ENABLE_STATS descriptor), so nothing here is measured without them",
-				l.Prog, runs, count)
-		}
-	}
-	for i, l := range w.given {
-		if w.wantOn[i] && !ran[i] {
+		if w.on[i] && !ran {
 			return fmt.Errorf("%v wanted run-time stats on but never ran", l.Prog)
 		}
 	}
@@ -573,7 +569,7 @@ func TestStatsToggle(t *testing.T) {
 			}
 			if a, err := readProgStats(l.Prog, l.Runs); err != nil {
 				return err
-			} else if a.runs == w.before[j].runs {
+			} else if a.runs == w.before[j][0].runs {
 				return fmt.Errorf("measurement %d did not run the program", i)
 			}
 		}
@@ -598,7 +594,7 @@ func TestStatsToggle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := w.before[0]; after.runs != b.runs+1 || after.count != b.count {
+	if b := w.before[0][0]; after.runs != b.runs+1 || after.count != b.count {
 		t.Errorf("with the switch off: %d runs, stats counted %d; want 1 and 0", after.runs-b.runs, after.count-b.count)
 	}
 	if err := w.check(); err == nil {

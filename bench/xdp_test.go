@@ -60,6 +60,12 @@ func (f *xdpFamily) loop(tb testing.TB, prog *bpf.XDPProgram, size int) *measure
 	})
 }
 
+// loopLayouts is l and its other layouts, the loops the rounds take in
+// turn.
+func loopLayouts(l *measure.Loop) []*measure.Loop {
+	return append([]*measure.Loop{l}, l.Layouts...)
+}
+
 // withLayouts is the loop of the first of loads, with the loops of the
 // others as its Layouts.
 func withLayouts[T any](loads []T, loop func(T) *measure.Loop) *measure.Loop {

@@ -45,8 +45,8 @@ type Sizing struct {
 	// the time spent measuring to be at least the time spent switching
 	// to the stream or to the round's layout (attaching 16 fillers took
 	// 100 ms or more on the Intel Xeon 6/167 KVM guest, one call 4 ms):
-	// Run times the switch in the warm-up. Call j of one stream's turn pairs with call j of the
-	// others'.
+	// Run times the switch in the warm-up. Call j of one stream's turn
+	// pairs with call j of the others'.
 	MaxTurn int
 	// NewRound, when set, runs before each measured round: where test_run
 	// loops move on to their next layout (Loop.NextLayout), so that the
