@@ -80,9 +80,11 @@ smoke: ## run every benchmark briefly, failing if any fails (what CI does)
 # Every file has its own runstamp (and boots differ in other labels), so
 # benchstat's default -table .config would put each file in a table of its
 # own and compare nothing: one table, a column per file (or per COL).
-compare: ## compare two results files: make compare A=old.txt B=new.txt [COL=...]
+compare: ## compare two results files, then say how far all rows moved together: make compare A=old.txt B=new.txt [COL=...]
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=old.txt B=new.txt"; exit 2; }
 	$(GO) tool benchstat -table '' $(if $(COL),-col $(COL)) $(A) $(B)
+	@echo
+	$(GO) run ./results/report -drift $(A) $(B)
 
 .PHONY: report
 report: ## verdicts on docs/claims.md and SVG plots: make report [FILES="results/a.txt results/b.txt"] [REPORTFLAGS=-plots=false] (default: newest file)

@@ -15,6 +15,12 @@
 // measured across two files when both are given: the report recognises
 // each file's boot from its labels (mitigations, retpoline, cfi).
 //
+// With -drift and two files A and B it prints instead how far their rows
+// moved together and which rows moved beyond that (see Drift): what
+// `make compare` adds to benchstat's table.
+//
+//	go run ./results/report -drift A.txt B.txt
+//
 // Plots are written as SVG next to each results file:
 // <stem>-dispatcher.svg, -trampoline.svg, -tailcall.svg, -attach.svg,
 // each only when the file has that family's data.
@@ -40,8 +46,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	plots := fs.Bool("plots", true, "write SVG plots next to each results file")
 	plotDir := fs.String("plotdir", "", "write the plots here instead of next to the results files")
+	drift := fs.Bool("drift", false, "given two files A and B: how far their rows moved together, and which moved beyond that (no verdicts, no plots)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: report [flags] results.txt [other-boot.txt ...]\n")
+		fmt.Fprintf(stderr, "usage: report [flags] results.txt [other-boot.txt ...]\n       report -drift A.txt B.txt\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -59,6 +66,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		files = append(files, f)
+	}
+	if *drift {
+		if len(files) != 2 {
+			fmt.Fprintf(stderr, "report: -drift compares two files, not %d\n", len(files))
+			return 2
+		}
+		ReportDrift(stdout, files[0], files[1])
+		return 0
 	}
 	Report(stdout, files)
 	if !slices.ContainsFunc(files, (*File).HasResults) {
