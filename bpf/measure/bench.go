@@ -156,15 +156,29 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 // second on the Intel Xeon 6/167 KVM guest, 30 calls' time.
 const maxTurn = 16
 
-// loopSizing sizes a test_run loop's long call: at least minRepeat
-// repetitions, so that the short call's fixed cost never dominates.
+// loopSizing sizes a test_run loop's long call: callTime's worth of
+// repetitions, and at least 100,000, so that the short call's fixed cost
+// never dominates. In an instruction-counting guest the floor stops at
+// icountMinCalls calls' time.
 func loopSizing(callTime time.Duration, v, base *Loop) Sizing {
 	sz := Sizing{Warm: 10000, Min: 100_000, Max: 1 << 26, CallTime: callTime, Cycles: true, MaxTurn: maxTurn}
 	if v.Iterations != nil || (base != nil && base.Iterations != nil) {
 		sz.Max = MaxIterations
 	}
+	if _, ok := probe.Icount(); ok {
+		sz.MinTime = icountMinCalls * callTime
+	}
 	return sz
 }
+
+// icountMinCalls caps the floor of 100,000 repetitions under QEMU -icount
+// at this many -bpfbench.calltime's worth. There the floor still buys
+// exact counts for cheap programs (with a floor of 1,000 instead, the
+// dispatcher's k1 came out 2.04 instructions, not 2, at 62,000
+// repetitions), and for costly ones only costs: 38 fentry programs are
+// 3,800 instructions a run, so their calls took 380 ms of virtual time, 95
+// calltimes, and their rows up to 23 s of CI's per kernel.
+const icountMinCalls = 10
 
 func measureRounds(budget Budget, v, base *Loop, callTime time.Duration, reset func()) (Result, error) {
 	var kns, call []float64

@@ -33,6 +33,10 @@ type Sizing struct {
 	// fixed cost stays small next to its loop, Max as the kernel or the
 	// program allows.
 	Min, Max uint32
+	// MinTime, when set, caps what Min may ask: no more units than fill
+	// MinTime at the estimated speed, for costly units that Min would
+	// otherwise stretch to many CallTimes.
+	MinTime time.Duration
 	// CallTime is the target length of one call: long enough that the
 	// fixed per-call cost is small next to it, short enough that the
 	// machine's speed rarely changes inside one call.
@@ -65,11 +69,16 @@ type Sizing struct {
 
 // Size is the units of one call: enough to fill CallTime at nsPerUnit, no
 // more than n (the units a `-benchtime Nx` run asked for, so that it stays
-// quick), and within [Min, Max].
+// quick), and within [Min, Max] (Min as MinTime caps it).
 func (s Sizing) Size(n int, nsPerUnit float64) uint32 {
-	want := float64(s.CallTime.Nanoseconds()) / math.Max(nsPerUnit, 0.1)
+	ns := math.Max(nsPerUnit, 0.1)
+	want := float64(s.CallTime.Nanoseconds()) / ns
 	r := math.Min(math.Min(want, float64(n)), float64(s.Max))
-	return uint32(math.Max(r, float64(s.Min)))
+	least := float64(s.Min)
+	if s.MinTime > 0 {
+		least = math.Min(least, math.Max(float64(s.MinTime.Nanoseconds())/ns, 1))
+	}
+	return uint32(math.Max(r, least))
 }
 
 // Budget says how long a sub-benchmark measures.

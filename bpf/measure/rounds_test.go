@@ -24,6 +24,8 @@ func TestSizing(t *testing.T) {
 		{loop, 1e9, 1000, 100_000}, // slow programs
 		{frames, 100, 40, 16640},   // -benchtime 100x: the minimum
 		{frames, 1e9, 40, 100_000}, // 4 ms at 40 ns per frame
+		{Sizing{Min: 100_000, MinTime: 40 * time.Millisecond, Max: 1 << 26, CallTime: 4 * time.Millisecond}, 1e9, 3800, 10526}, // costly units: the floor stops at MinTime
+		{Sizing{Min: 100_000, MinTime: 40 * time.Millisecond, Max: 1 << 26, CallTime: 4 * time.Millisecond}, 1e9, 64, 100_000}, // cheap ones keep it
 	} {
 		if got := tc.sz.Size(tc.n, tc.ns); got != tc.want {
 			t.Errorf("%+v.Size(%d, %v) = %d, want %d", tc.sz, tc.n, tc.ns, got, tc.want)
