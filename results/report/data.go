@@ -337,12 +337,7 @@ func (f *File) Select(s Sel) (Name, []float64, error) {
 	if len(names) > 1 {
 		return Name{}, nil, fmt.Errorf("%s matches %d sub-benchmarks (%s, ...): name more keys", s, len(names), strings.Join(names[:2], ", "))
 	}
-	var xs []float64
-	for _, r := range f.Runs[names[0]] {
-		if v, ok := r.Values[s.Unit]; ok {
-			xs = append(xs, v)
-		}
-	}
+	xs := values(f.Runs[names[0]], s.Unit)
 	if len(xs) == 0 {
 		return Name{}, nil, fmt.Errorf("%w: %s reports no %s", errNoData, names[0], s.Unit)
 	}

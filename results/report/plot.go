@@ -359,15 +359,7 @@ func (trimmedTicks) Ticks(min, max float64) []plot.Tick {
 // estimate summarises one sub-benchmark's unit in f, or reports false.
 func estimate(f *File, name, unit string) (Estimate, bool) {
 	runs := f.Runs[name]
-	var xs, within []float64
-	for _, r := range runs {
-		if v, ok := r.Values[unit]; ok {
-			xs = append(xs, v)
-		}
-		if w, ok := r.Values[ci95Units[unit]]; ok {
-			within = append(within, w)
-		}
-	}
+	xs, within := values(runs, unit), values(runs, ci95Units[unit])
 	if len(xs) == 0 {
 		return Estimate{}, false
 	}
