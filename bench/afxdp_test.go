@@ -87,7 +87,7 @@ func BenchmarkAFXDP(b *testing.B) {
 
 	for _, v := range afxdpVariants {
 		var msg string
-		b.Run(v.name(), func(b *testing.B) {
+		probe.Run(b, v.name(), func(b *testing.B) {
 			kernel := v.kernelReceiver()
 			if v.mode == "kernel" {
 				msg = inKernel(b, t, kernel, o)
@@ -154,7 +154,7 @@ func openXSK(tb testing.TB, t *rig.Traffic, queue int, zerocopy bool) *xsk.XSK {
 		return err
 	})
 	if zerocopy && errors.Is(err, unix.EOPNOTSUPP) {
-		tb.Skipf("%s: %v: the driver has no AF_XDP zero-copy support", t.Pair.B.Name, err)
+		probe.Skipf(tb, "%s: %v: the driver has no AF_XDP zero-copy support", t.Pair.B.Name, err)
 	}
 	if err != nil {
 		tb.Fatalf("%s: %v", t.Pair.B.Name, err)

@@ -4,6 +4,7 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/iface"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"errors"
 	"flag"
@@ -199,7 +200,7 @@ func BenchmarkAttach(b *testing.B) {
 			rr := refv.receiver(t)
 			ref = &rr
 		}
-		b.Run(v.name(), func(b *testing.B) {
+		probe.Run(b, v.name(), func(b *testing.B) {
 			if err := t.Set(r); err != nil {
 				b.Fatal(err)
 			}
@@ -268,7 +269,7 @@ func benchAttachIface(b *testing.B) {
 	for _, v := range vs {
 		name := fmt.Sprintf("dev=%s/action=%s/mode=%s/prog=%s", dev, v.action, mode, v.prog)
 		var last *iface.IfaceSample
-		b.Run(name, func(b *testing.B) {
+		probe.Run(b, name, func(b *testing.B) {
 			if err := l.Update(rs.Prog(v.action, v.prog)); err != nil {
 				b.Fatalf("switch %s to %s/%s: %v", ifc, v.action, v.prog, err)
 			}

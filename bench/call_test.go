@@ -8,6 +8,7 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
 	"github.com/cilium/ebpf"
@@ -213,7 +214,7 @@ func BenchmarkCall(b *testing.B) {
 	f := newCallFamily(b)
 	base := f.loop(b, "inline")
 	for _, v := range callVariants {
-		b.Run(fmt.Sprintf("call=%s/hops=%d", v.call, v.hops), func(b *testing.B) {
+		probe.Run(b, fmt.Sprintf("call=%s/hops=%d", v.call, v.hops), func(b *testing.B) {
 			if v.call == "tailcall" || v.call == "tailcall-direct" {
 				f.setChain(b, v.call, v.hops)
 			}

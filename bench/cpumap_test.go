@@ -84,7 +84,7 @@ func BenchmarkCpumap(b *testing.B) {
 
 	for _, v := range cpumapVariants {
 		var msg string
-		b.Run(v.name(), func(b *testing.B) {
+		probe.Run(b, v.name(), func(b *testing.B) {
 			if v.redirect == "none" {
 				msg = inKernel(b, t, inPlace, o)
 				return

@@ -135,60 +135,70 @@ func BenchmarkDispatcher(b *testing.B) {
 			return &measure.Loop{Prog: objs.Drop, Data: frame, Runs: objs.Runs, Switch: occupy(mode, k, objs.Drop, hold)}
 		})
 	}
-	base := xdpLoop("", 0, true)
-
-	b.Run("dispatcher=k0/fill=none/prog=xdp", func(b *testing.B) {
-		measure.Bench(b, base, nil, benchOptions())
-	})
+	var rows []measure.Row
+	// row adds a row of v against a baseline of its own (the rows'
+	// rounds interleave, and a loop keeps its layout), or only its name
+	// when -test.bench leaves it out.
+	row := func(name string, v func() *measure.Loop, base bool, report func(*testing.B, measure.Result)) {
+		r := measure.Row{Name: name, Report: report}
+		if measure.Selected(b, name) {
+			r.V = v()
+			if base {
+				r.Base = xdpLoop("", 0, true)
+			}
+		}
+		rows = append(rows, r)
+	}
+	row("dispatcher=k0/fill=none/prog=xdp", func() *measure.Loop { return xdpLoop("", 0, true) }, false, nil)
 	// The A/A control: k0 against k0, each sample switching state as the
 	// variants' do. Its delta's interval must cover 0 in about 95% of runs.
-	b.Run("dispatcher=aa/fill=none/prog=xdp", func(b *testing.B) {
-		measure.Bench(b, xdpLoop("", 0, true), base, benchOptions())
-	})
+	row("dispatcher=aa/fill=none/prog=xdp", func() *measure.Loop { return xdpLoop("", 0, true) }, true, nil)
 	for _, m := range fillModes {
 		for _, k := range dispatcherLevels {
 			level := fmt.Sprintf("k%d", k)
 			if k == rig.DispatcherMax {
 				level = "full"
 			}
-			b.Run(fmt.Sprintf("dispatcher=%s/fill=%s/prog=xdp", level, m.name), func(b *testing.B) {
+			// Where the measured program sorts among the fillers decides
+			// its path through the dispatcher's binary search (the same
+			// in every sample: the fillers are attached in one order):
+			// the highest rank of any layout's, read once at the level.
+			rank, rankErr := 0, error(nil)
+			v := func() *measure.Loop {
 				v := xdpLoop(m.name, k, true)
 				if err := v.Switch(); err != nil {
 					b.Fatal(err)
 				}
-				// Where the measured program sorts among the fillers
-				// decides its path through the dispatcher's binary
-				// search (the same in every sample: the fillers are
-				// attached in one order): the highest rank of any
-				// layout's.
-				rank, rankErr := 0, error(nil)
 				for _, d := range drops {
 					r, err := fillers[m.name].Rank(d)
 					rank, rankErr = max(rank, r), cmp.Or(rankErr, err)
 				}
 				failpoint(b, "dispatcher-"+level)
-				measure.Bench(b, v, base, benchOptions())
-				if k < rig.DispatcherMax {
-					if rankErr == nil {
-						measure.Report(b, float64(rank), "dispatcher-rank")
-					} else {
-						b.Logf("dispatcher-rank: %v", rankErr)
-					}
+				return v
+			}
+			row(fmt.Sprintf("dispatcher=%s/fill=%s/prog=xdp", level, m.name), v, true, func(b *testing.B, _ measure.Result) {
+				if k >= rig.DispatcherMax {
+					return
+				}
+				if rankErr == nil {
+					measure.Report(b, float64(rank), "dispatcher-rank")
+				} else {
+					b.Logf("dispatcher-rank: %v", rankErr)
 				}
 			})
 		}
 	}
-	b.Run("dispatcher=none/fill=none/prog=tc", func(b *testing.B) {
-		tc := withLayouts(disps, func(disp *bpf.DispatcherObjects) *measure.Loop {
+	row("dispatcher=none/fill=none/prog=tc", func() *measure.Loop {
+		return withLayouts(disps, func(disp *bpf.DispatcherObjects) *measure.Loop {
 			return &measure.Loop{Prog: disp.TcDrop, Data: frame, Runs: disp.Runs, Switch: occupy("", 0, f.objs.Drop, true)}
 		})
-		measure.Bench(b, tc, base, benchOptions())
-	})
-	b.Run("dispatcher=rebuild/fill=none/prog=xdp", func(b *testing.B) {
+	}, true, nil)
+	row("dispatcher=rebuild/fill=none/prog=xdp", func() *measure.Loop {
 		rebuild := xdpLoop("", 0, false)
 		for _, l := range loopLayouts(rebuild) {
 			l.KernelClock = true
 		}
-		measure.Bench(b, rebuild, base, benchOptions())
-	})
+		return rebuild
+	}, true, nil)
+	measure.Family(b, benchOptions(), rows)
 }

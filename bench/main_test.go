@@ -183,7 +183,13 @@ func run(m *testing.M) int {
 			}
 		}
 	}
-	return m.Run()
+	code := m.Run()
+	if benchmarking() {
+		// After the results, in lines benchfmt passes over: what was
+		// measured, what was skipped and why, what to read with care.
+		probe.WriteSummary(os.Stdout)
+	}
+	return code
 }
 
 // xdpProgsLabel counts the XDP programs loaded before the suite loaded
@@ -237,8 +243,12 @@ func benchOptions() measure.BenchOptions {
 		cpu = runtime.NumCPU() - 1
 	}
 	return measure.BenchOptions{CPU: cpu, CallTime: *flagCallTime, Interleave: *flagInterleave,
-		Resolution: *flagResol, MaxTime: *flagBudget}
+		Resolution: *flagResol, MaxTime: *flagBudget, Contention: contention}
 }
+
+// contention is the run's record of the measuring core's load, shared by
+// every family: a contended state can outlast a family.
+var contention = new(measure.Contention)
 
 // failEnv names a point at which the suite fails on purpose (see
 // failpoint): how tests prove that a run failing half-way leaves the

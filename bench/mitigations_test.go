@@ -15,6 +15,7 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
 	"github.com/cilium/ebpf"
@@ -424,7 +425,7 @@ func specAvailable(c *specControl) (string, error) {
 func BenchmarkMitigations(b *testing.B) {
 	f := newMitigationsFamily(b)
 	for _, v := range mitigationVariants() {
-		b.Run(v.name(), func(b *testing.B) {
+		probe.Run(b, v.name(), func(b *testing.B) {
 			base := mitigationVariant{prog: v.prog, harden: "0"}
 			if v == base {
 				f.bench(b, v, nil, nil)
@@ -446,7 +447,7 @@ func (f *mitigationsFamily) bench(b *testing.B, v mitigationVariant, base *mitig
 	b.Helper()
 	n, err := jitedBytes(v.prog.Of(f.objs(v)[0]))
 	if errors.Is(err, ebpf.ErrNotSupported) {
-		b.Skipf("the JIT image size, which hardening changes, is unavailable (net.core.bpf_jit_enable=0?): %v", err)
+		probe.Skipf(b, "the JIT image size, which hardening changes, is unavailable (net.core.bpf_jit_enable=0?): %v", err)
 	}
 	if err != nil {
 		b.Fatal(err)
@@ -463,7 +464,7 @@ func (f *mitigationsFamily) bench(b *testing.B, v mitigationVariant, base *mitig
 	}
 	w, err := watchStats(loops, on)
 	if errors.Is(err, ebpf.ErrNotSupported) {
-		b.Skipf("program run-time stats (5.1), which prove when stats were on: %v", err)
+		probe.Skipf(b, "program run-time stats (5.1), which prove when stats were on: %v", err)
 	}
 	if err != nil {
 		b.Fatal(err)
@@ -503,7 +504,7 @@ func (f *mitigationsFamily) benchSpec(b *testing.B, v, base mitigationVariant) {
 		b.Fatal(err)
 	}
 	if why != "" {
-		b.Skip(why)
+		probe.Skip(b, why)
 	}
 	prev, err := getSpec(c)
 	if err != nil {

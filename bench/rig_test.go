@@ -34,7 +34,7 @@ func twoCPUs(b *testing.B, needs string) (o measure.BenchOptions, remote int) {
 		if _, ok := probe.Icount(); ok {
 			why = " (an instruction-counting guest has one vCPU: with two, one's work lands in the other's counts)"
 		}
-		b.Skipf("%s needs two CPUs: %s runs on the one the generator does not use%s", b.Name(), needs, why)
+		probe.Skipf(b, "%s needs two CPUs: %s runs on the one the generator does not use%s", b.Name(), needs, why)
 	}
 	return o, remote
 }

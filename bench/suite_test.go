@@ -4,6 +4,7 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/probe"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -165,6 +166,7 @@ type familyRun struct {
 	order   []string
 	units   benchfmt.UnitMetadataMap
 	skips   map[string]string // sub-benchmark name: reason
+	stdout  string
 	stderr  string
 }
 
@@ -191,7 +193,7 @@ func runFamily(t *testing.T, bench string) familyRun {
 	if err != nil {
 		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
 	}
-	run := familyRun{results: map[string]*benchfmt.Result{}, skips: map[string]string{}, stderr: stderr}
+	run := familyRun{results: map[string]*benchfmt.Result{}, skips: map[string]string{}, stdout: stdout, stderr: stderr}
 	// -test.v adds "=== RUN" lines, a line with each benchmark's bare name
 	// (which benchfmt would call malformed), and skip reasons under
 	// "--- SKIP: name".
@@ -237,5 +239,41 @@ func requireNoConfigLines(t *testing.T, stderr string) {
 				t.Errorf("stderr line reads as configuration %q: %q", c.Key, c.Value)
 			}
 		}
+	}
+}
+
+// TestRunSummary: a run ends with a summary that benchfmt passes over,
+// counting the rows measured, and naming every skipped row (as -v shows
+// them) under its reason. Where tracing programs load, nothing skips and
+// the summary says so; where they are refused, it names those rows.
+func TestRunSummary(t *testing.T) {
+	host.RequireRoot(t)
+	run := runFamily(t, "^BenchmarkTrampoline$/^target=xdp$/^attach=(none|fentry)$")
+	stdout := run.stdout
+	i := strings.Index(stdout, "# bpfbench summary: ")
+	if i < 0 {
+		t.Fatalf("no summary in the output:\n%s", stdout)
+	}
+	summary := stdout[i:]
+	want := fmt.Sprintf("# bpfbench summary: %d rows measured, %d skipped, 0 failed", len(run.results), len(run.skips))
+	if !strings.HasPrefix(summary, want) {
+		t.Errorf("summary starts %q, want %q", strings.SplitN(summary, "\n", 2)[0], want)
+	}
+	listed := map[string]bool{}
+	for _, l := range strings.Split(summary, "\n") {
+		if rest, ok := strings.CutPrefix(l, "#     "); ok {
+			for _, tok := range strings.Fields(rest) {
+				listed[tok] = true
+			}
+		}
+	}
+	for name, why := range run.skips {
+		short := name[strings.Index(name, "/")+1:]
+		if !listed[short] && !listed["Benchmark"+name] {
+			t.Errorf("skipped row %s (%s) is not in the summary:\n%s", name, why, summary)
+		}
+	}
+	if len(run.results)+len(run.skips) == 0 {
+		t.Fatal("the filter selected no row: the test tests nothing")
 	}
 }

@@ -126,7 +126,7 @@ var trampDrivers = map[string]string{"helper": "drive_helper", "kfunc": "drive_k
 // the XDP rows), and the baselines not to have run any.
 func BenchmarkTrampoline(b *testing.B) {
 	f := newTrampolineFamily(b)
-	b.Run("target=xdp/attach=none/progs=0", func(b *testing.B) {
+	probe.Run(b, "target=xdp/attach=none/progs=0", func(b *testing.B) {
 		measure.Bench(b, f.xdpLoop(f.core.Target, 0), nil, benchOptions())
 	})
 	for _, attach := range trampolineAttach[1:] {
@@ -134,14 +134,14 @@ func BenchmarkTrampoline(b *testing.B) {
 			if attach == "both" && n%2 != 0 {
 				continue
 			}
-			b.Run(fmt.Sprintf("target=xdp/attach=%s/progs=%d", attach, n), func(b *testing.B) {
+			probe.Run(b, fmt.Sprintf("target=xdp/attach=%s/progs=%d", attach, n), func(b *testing.B) {
 				f.benchXDPHooks(b, attach, n)
 			})
 		}
 	}
 	for n := 1; n <= trampMaxChain; n++ {
 		for _, attach := range []string{"inline", "freplace"} {
-			b.Run(fmt.Sprintf("target=xdp/attach=%s/chain=%d", attach, n), func(b *testing.B) {
+			probe.Run(b, fmt.Sprintf("target=xdp/attach=%s/chain=%d", attach, n), func(b *testing.B) {
 				f.benchChain(b, attach, n)
 			})
 		}
@@ -151,7 +151,7 @@ func BenchmarkTrampoline(b *testing.B) {
 		if h.prog == "" {
 			n = 0
 		}
-		b.Run(fmt.Sprintf("target=%s/attach=%s/progs=%d", h.target, h.attach, n), func(b *testing.B) {
+		probe.Run(b, fmt.Sprintf("target=%s/attach=%s/progs=%d", h.target, h.attach, n), func(b *testing.B) {
 			f.benchKernelHook(b, h)
 		})
 	}
@@ -400,7 +400,7 @@ func (f *trampolineFamily) driver(tb testing.TB, target string) *ebpf.Program {
 	name := trampDrivers[target]
 	p, err := f.tryLoad(name, nil)
 	if target == "kfunc" && errors.Is(err, ebpf.ErrNotSupported) {
-		tb.Skipf("driver %s: this kernel lacks the kfunc bpf_modify_return_test_tp and its tracepoint bpf_trigger_tp (Linux 6.10): %v", name, err)
+		probe.Skipf(tb, "driver %s: this kernel lacks the kfunc bpf_modify_return_test_tp and its tracepoint bpf_trigger_tp (Linux 6.10): %v", name, err)
 	}
 	requireLoaded(tb, err, f.spec.Programs[name])
 	tb.Cleanup(func() { p.Close() })
@@ -410,6 +410,10 @@ func (f *trampolineFamily) driver(tb testing.TB, target string) *ebpf.Program {
 // errRefused marks a program load the kernel refused before verifying the
 // program: a policy of this machine, not a missing feature.
 var errRefused = errors.New("the kernel refused the load before verification (host policy), not a missing feature")
+
+// refusedHint says where refused programs run: a kernel booted in QEMU
+// around the test binary, whose policy allows them.
+const refusedHint = "they run in a guest: make kernels vmdeps, then make vmbench KERNEL=6.12 ICOUNT=0 BENCH='^BenchmarkTrampoline$'"
 
 // classifyLoad tells apart the ways a load fails: errRefused when the
 // kernel said EPERM without running the verifier (empty log; as root,
@@ -433,7 +437,7 @@ func requireLoaded(tb testing.TB, err error, ps *ebpf.ProgramSpec) {
 	tb.Helper()
 	err = classifyLoad(err, ps)
 	if errors.Is(err, errRefused) {
-		tb.Skip(err)
+		probe.Skip(tb, err.Error()+"; "+refusedHint)
 	}
 	probe.Require(tb, err, fmt.Sprintf("load %s (%s)", ps.Name, ps.SectionName))
 }
@@ -482,7 +486,7 @@ func requireTracing(tb testing.TB) {
 	host.RequireRoot(tb)
 	err := tracingProbe()
 	if errors.Is(err, errRefused) {
-		tb.Skipf("no trampolines (fentry, fexit, fmod_ret, freplace) here: the probe load of a %v", err)
+		probe.Skipf(tb, "no trampolines (fentry, fexit, fmod_ret, freplace) here: the probe load of a %v; %s", err, refusedHint)
 	}
 	probe.Require(tb, err, "load an fentry program")
 }
@@ -494,7 +498,7 @@ const kprobePMU = "/sys/bus/event_source/devices/kprobe"
 func requireKprobes(tb testing.TB) {
 	tb.Helper()
 	if _, err := os.Stat(kprobePMU); errors.Is(err, fs.ErrNotExist) {
-		tb.Skipf("kprobes not built into this kernel (no %s)", kprobePMU)
+		probe.Skipf(tb, "kprobes not built into this kernel (no %s)", kprobePMU)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
 	"golang.org/x/perf/benchfmt"
@@ -86,14 +87,14 @@ func BenchmarkUDP(b *testing.B) {
 	snmp := openSNMP(b, t.NS)
 	for _, v := range udpVariants(*flagUDPRecvmmsg) {
 		var msg string
-		b.Run(v.name(), func(b *testing.B) {
+		probe.Run(b, v.name(), func(b *testing.B) {
 			// Whether the receiver is saturated is decided by the row's
 			// first run in this process and holds for every later one
 			// (-count): a row is measured in every run or skipped in
 			// every run, never failed because the load changed.
 			decided, wasSaturated := udpSaturated[v.name()]
 			if decided && !wasSaturated {
-				b.Skipf("NOT SATURATED in this process's first run of the row: skipped in every run (see its first skip for the figures)")
+				probe.Skipf(b, "NOT SATURATED in this process's first run of the row: skipped in every run (see its first skip for the figures)")
 			}
 			msg = ""
 			r := rig.Receiver{Action: rig.Pass, Mode: rig.Native, Work: rig.WorkDrop}
@@ -145,7 +146,7 @@ func BenchmarkUDP(b *testing.B) {
 				udpSaturated[v.name()] = saturated
 			}
 			if !saturated && !decided {
-				b.Skipf("NOT SATURATED, no result (a rate needs the sender to outrun the receive loop: at least %.0f%% of datagrams dropped at its socket, and more CPU time per datagram in the loop than in the sender): %s; %s",
+				probe.Skipf(b, "NOT SATURATED, no result (a rate needs the sender to outrun the receive loop: at least %.0f%% of datagrams dropped at its socket, and more CPU time per datagram in the loop than in the sender): %s; %s",
 					100*rig.MaxLostFrac, verdict, figures)
 			}
 			if !saturated {

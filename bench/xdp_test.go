@@ -110,27 +110,25 @@ func (f *xdpFamily) calibrate(b *testing.B, r measure.Result) {
 func BenchmarkXDP(b *testing.B) {
 	f := newXDPFamily(b)
 	failpoint(b, "xdp-setup")
+	var rows []measure.Row
 	for _, size := range xdpSizes {
-		base := f.loop(b, bpf.XDP.Drop, size)
+		// Each row has its own baseline loop: a loop keeps its layout and
+		// its recent short calls, and the rows' rounds interleave.
 		for _, prog := range xdpPrograms {
-			b.Run(fmt.Sprintf("prog=%s/size=%d", prog, size), func(b *testing.B) {
-				v := f.loop(b, prog, size)
-				if prog == bpf.XDP.Drop {
-					measure.Bench(b, v, nil, benchOptions())
-					return
-				}
-				r := measure.Bench(b, v, base, benchOptions())
-				if prog == bpf.XDP.Add64 {
-					f.calibrate(b, r)
-				}
-			})
+			row := measure.Row{Name: fmt.Sprintf("prog=%s/size=%d", prog, size), V: f.loop(b, prog, size)}
+			if prog != bpf.XDP.Drop {
+				row.Base = f.loop(b, bpf.XDP.Drop, size)
+			}
+			if prog == bpf.XDP.Add64 {
+				row.Report = f.calibrate
+			}
+			rows = append(rows, row)
 		}
 		// The A/A control: drop against drop, measured exactly as the
 		// variants are. Its delta's interval must cover 0 in about 95%
 		// of runs; when it does not, the intervals of this run are not
 		// honest and the report draws no timing verdict from the file.
-		b.Run(fmt.Sprintf("prog=aa/size=%d", size), func(b *testing.B) {
-			measure.Bench(b, f.loop(b, bpf.XDP.Drop, size), base, benchOptions())
-		})
+		rows = append(rows, measure.Row{Name: fmt.Sprintf("prog=aa/size=%d", size), V: f.loop(b, bpf.XDP.Drop, size), Base: f.loop(b, bpf.XDP.Drop, size)})
 	}
+	measure.Family(b, benchOptions(), rows)
 }

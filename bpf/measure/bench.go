@@ -24,6 +24,9 @@ type BenchOptions struct {
 	// Resolution ns.
 	Resolution float64
 	MaxTime    time.Duration
+	// Contention, when set, is the run's record of the core's load: calls
+	// made while it was contended are left out of the figures.
+	Contention *Contention
 }
 
 // Budget is how long a sub-benchmark measures: -benchtime, extended as
@@ -93,6 +96,13 @@ type Result struct {
 	// Disagreed counts samples whose clocks still disagreed after
 	// maxRejected tries, kept and reported as such (clock-disagree).
 	Disagreed int
+	// Contended is the share of the calls made while the core was
+	// contended (Contention), left out of the figures; Uncontended is
+	// false when too many were for the rest to make them, and the
+	// figures are then of all calls. HaveLoad says the load was measured.
+	Contended   float64
+	Uncontended bool
+	HaveLoad    bool
 }
 
 // Bench measures loop v and reports ns/op (sub-ns resolution, from thread
@@ -101,7 +111,8 @@ type Result struct {
 // measures base and v in alternating rounds and also reports delta-ns/op,
 // the median paired difference v-base, with delta-ci95-ns, its 95%
 // half-width, and delta-rel, the difference as a fraction of base. It
-// measures once (see Once) for the budget of o.Budget.
+// measures once (see Once) for the budget of o.Budget, in one stretch:
+// Family spreads the rows of a family over each other's time instead.
 func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 	b.Helper()
 	if !o.Interleave {
@@ -110,10 +121,17 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 	var r Result
 	err := OncePinned(b, o.CPU, func() error {
 		var err error
-		r, err = measureRounds(o.Budget(), v, base, o.CallTime, b.ResetTimer)
+		r, err = measureRounds(o, v, base, b.ResetTimer)
 		return err
 	})
 	probe.Require(b, err, "measure test_run loop")
+	reportLoop(b, v, r)
+	return r
+}
+
+// reportLoop reports the figures of loop v's Result (see Bench).
+func reportLoop(b *testing.B, v *Loop, r Result) {
+	b.Helper()
 	// A loop that repeats inside the program (Loop.Iterations) is not
 	// timed by the kernel: there is no kernel average to compare with.
 	kernelTimed := v.Iterations == nil
@@ -123,6 +141,7 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 			// docs/method.md on where the time goes when the clocks
 			// disagree.
 			b.Logf("%v (kept: clock-disagree %d of %d calls)", err, r.Disagreed, r.Rounds)
+			probe.Flag(b, err.Error())
 		}
 	}
 	if r.Remeasured > 0 {
@@ -139,6 +158,13 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 	}
 	Report(b, r.CallUs, "call-us")
 	b.ReportMetric(float64(r.Remeasured), "remeasured")
+	if r.HaveLoad && !probe.Emulated() {
+		b.ReportMetric(r.Contended, "contended-frac")
+		if !r.Uncontended {
+			b.Logf("contended: %.0f%% of %d calls ran on a contended core, too many to leave out: the figures are of all of them (docs/method.md#contention)", 100*r.Contended, r.Rounds)
+			probe.Flag(b, fmt.Sprintf("contended: %.0f%% of its calls, the figures are of all of them", 100*r.Contended))
+		}
+	}
 	// A delta between two loops timed by the kernel's whole-ns average
 	// (KernelClock) is a truncation artifact, not a difference: none.
 	if r.HaveDelta && !v.KernelClock {
@@ -148,7 +174,6 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 			Report(b, h, "delta-ci95-ns")
 		}
 	}
-	return r
 }
 
 // maxTurn is the most calls a test_run loop makes in a row in a round
@@ -160,13 +185,13 @@ const maxTurn = 16
 // repetitions, and at least 100,000, so that the short call's fixed cost
 // never dominates. In an instruction-counting guest the floor stops at
 // icountMinCalls calls' time.
-func loopSizing(callTime time.Duration, v, base *Loop) Sizing {
-	sz := Sizing{Warm: 10000, Min: 100_000, Max: 1 << 26, CallTime: callTime, Cycles: true, MaxTurn: maxTurn}
+func loopSizing(o BenchOptions, v, base *Loop) Sizing {
+	sz := Sizing{Warm: 10000, Min: 100_000, Max: 1 << 26, CallTime: o.CallTime, Cycles: true, MaxTurn: maxTurn, Contention: o.Contention}
 	if v.Iterations != nil || (base != nil && base.Iterations != nil) {
 		sz.Max = MaxIterations
 	}
 	if _, ok := probe.Icount(); ok {
-		sz.MinTime = icountMinCalls * callTime
+		sz.MinTime = icountMinCalls * o.CallTime
 	}
 	return sz
 }
@@ -180,34 +205,48 @@ func loopSizing(callTime time.Duration, v, base *Loop) Sizing {
 // calltimes, and their rows up to 23 s of CI's per kernel.
 const icountMinCalls = 10
 
-func measureRounds(budget Budget, v, base *Loop, callTime time.Duration, reset func()) (Result, error) {
-	var kns, call []float64
-	var remeasured, disagreed int
-	stream := func(l *Loop, record bool) Stream {
-		return func(size uint32) (float64, error) {
-			s, err := l.Measure(size)
-			if err != nil {
-				if l == base {
-					err = fmt.Errorf("baseline: %w", err)
-				}
-				return 0, err
+// recorder makes the streams of a loop and its baseline, and keeps what
+// Measure learns besides the time: the kernel's averages and fixed
+// costs of the variant's calls, and the calls measured again.
+type recorder struct {
+	v, base    *Loop
+	kns, call  []float64
+	remeasured int
+	disagreed  int
+}
+
+func (c *recorder) stream(l *Loop, record bool) Stream {
+	return func(size uint32) (float64, error) {
+		s, err := l.Measure(size)
+		if err != nil {
+			if l == c.base {
+				err = fmt.Errorf("baseline: %w", err)
 			}
-			remeasured += s.Restarts + s.Rejected
-			if s.Disagreed {
-				disagreed++
-			}
-			if record {
-				kns = append(kns, float64(s.KernelNs))
-				call = append(call, float64(s.FixedNs)/1e3)
-			}
-			return s.Ns, nil
+			return 0, err
 		}
+		c.remeasured += s.Restarts + s.Rejected
+		if s.Disagreed {
+			c.disagreed++
+		}
+		if record {
+			c.kns = append(c.kns, float64(s.KernelNs))
+			c.call = append(c.call, float64(s.FixedNs)/1e3)
+		}
+		return s.Ns, nil
 	}
-	streams := []Stream{stream(v, true)}
+}
+
+// reset forgets the warm-up's samples.
+func (c *recorder) reset() { c.kns, c.call, c.remeasured, c.disagreed = nil, nil, 0, 0 }
+
+// newLoopRunner warms up and sizes the rounds of v, with base when set.
+func newLoopRunner(budget Budget, v, base *Loop, o BenchOptions) (*recorder, *runner, error) {
+	c := &recorder{v: v, base: base}
+	streams := []Stream{c.stream(v, true)}
 	if base != nil {
-		streams = append(streams, stream(base, false))
+		streams = append(streams, c.stream(base, false))
 	}
-	sz := loopSizing(callTime, v, base)
+	sz := loopSizing(o, v, base)
 	sz.NewRound = func() {
 		v.NextLayout()
 		if base != nil {
@@ -218,29 +257,50 @@ func measureRounds(budget Budget, v, base *Loop, callTime time.Duration, reset f
 	if base != nil {
 		sz.Layouts = lcm(sz.Layouts, len(base.Layouts)+1)
 	}
-	rounds, err := Run(budget, sz, func() {
-		// The warm-up's samples are not the benchmark's.
-		kns, call, remeasured, disagreed = nil, nil, 0, 0
-		reset()
-	}, streams...)
+	x, err := newRunner(budget, sz, streams)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.reset()
+	return c, x, nil
+}
+
+// result summarises the rounds from their uncontended calls (all of them
+// when the core was never uncontended long enough: Result.Contended).
+func (c *recorder) result(rounds *Rounds, threshold float64) Result {
+	u, contended, ok := rounds.Uncontended(threshold)
+	r := Result{
+		Ns:          u.Location(0).Value,
+		Cycles:      u.Cycles(0).Value,
+		GHz:         u.GHz(0),
+		KernelNs:    quantile(c.kns, LowQuantile),
+		CallUs:      quantile(c.call, 0.5),
+		Rounds:      rounds.Count(),
+		Remeasured:  c.remeasured,
+		Disagreed:   c.disagreed,
+		Contended:   contended,
+		Uncontended: ok,
+		HaveLoad:    len(rounds.Load) > 0 && len(rounds.Load[0]) == rounds.Count() && rounds.Count() > 0,
+	}
+	if c.base != nil {
+		r.HaveDelta = true
+		r.Delta, r.Rel = u.Paired(0, 1), u.Relative(0, 1)
+	}
+	return r
+}
+
+func measureRounds(o BenchOptions, v, base *Loop, reset func()) (Result, error) {
+	c, x, err := newLoopRunner(o.Budget(), v, base, o)
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{
-		Ns:         rounds.Location(0).Value,
-		Cycles:     rounds.Cycles(0).Value,
-		GHz:        rounds.GHz(0),
-		KernelNs:   quantile(kns, LowQuantile),
-		CallUs:     quantile(call, 0.5),
-		Rounds:     rounds.Count(),
-		Remeasured: remeasured,
-		Disagreed:  disagreed,
+	reset()
+	for !x.done() {
+		if err := x.visit(); err != nil {
+			return Result{}, err
+		}
 	}
-	if base != nil {
-		r.HaveDelta = true
-		r.Delta, r.Rel = rounds.Paired(0, 1), rounds.Relative(0, 1)
-	}
-	return r, nil
+	return c.result(x.r, o.Contention.Threshold()), nil
 }
 
 // checkKernel compares the suite's clock with the kernel's over all

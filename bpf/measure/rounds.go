@@ -65,6 +65,12 @@ type Sizing struct {
 	// layout's switch pays would fall on the same stream of that layout
 	// in every run.
 	Layouts int
+	// Contention, when set, collects the core's load after every call
+	// (with Cycles), and decides which calls were contended.
+	Contention *Contention
+	// Gauge reads the core's state after a call (with Cycles): ReadGauge
+	// when nil.
+	Gauge func() Gauge
 }
 
 // Size is the units of one call: enough to fill CallTime at nsPerUnit, no
@@ -130,6 +136,9 @@ type Rounds struct {
 	// call i (CycleNs; with Sizing.Cycles): a host changes its clock rate
 	// every few tens of ms, a call takes a few ms.
 	CycleNs [][]float64
+	// Load[s][i] is the core's load measured right after stream s's
+	// call i (Gauge.Load; with Sizing.Cycles).
+	Load [][]float64
 	// Elapsed is the wall time of the measured rounds.
 	Elapsed time.Duration
 }
@@ -156,11 +165,42 @@ func Order(i, k int) []int {
 // Run measures streams in rounds within budget. reset, when set, runs once
 // the warm-up is done (b.ResetTimer).
 func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, error) {
+	x, err := newRunner(budget, sz, streams)
+	if err != nil {
+		return nil, err
+	}
+	if reset != nil {
+		reset()
+	}
+	for !x.done() {
+		if err := x.visit(); err != nil {
+			return nil, err
+		}
+	}
+	return x.r, nil
+}
+
+// A runner measures one set of streams a round at a time: Run takes its
+// rounds in one stretch, Family takes the rounds of many runners in
+// turn.
+type runner struct {
+	budget  Budget
+	sz      Sizing
+	streams []Stream
+	r       *Rounds
+	// i is the next round, units the units measured so far.
+	i, units int
+	// block is the rounds of one balanced block (Order).
+	block int
+}
+
+// newRunner warms the streams up (caches, the branch predictor, the
+// dispatcher image), estimates the first one's speed, sizes its calls and
+// times the switch between them.
+func newRunner(budget Budget, sz Sizing, streams []Stream) (*runner, error) {
 	if len(streams) == 0 {
 		return nil, fmt.Errorf("measure: no streams")
 	}
-	// Warm up caches, the branch predictor and the dispatcher image, and
-	// estimate the speed.
 	var warm float64
 	for s, f := range streams {
 		ns, err := f(sz.Warm)
@@ -175,7 +215,8 @@ func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, er
 	if budget.Units > 0 {
 		n = budget.Units
 	}
-	r := &Rounds{Size: sz.Size(n, warm), Turn: 1, Ns: make([][]float64, len(streams)), CycleNs: make([][]float64, len(streams))}
+	k := len(streams)
+	r := &Rounds{Size: sz.Size(n, warm), Turn: 1, Ns: make([][]float64, k), CycleNs: make([][]float64, k), Load: make([][]float64, k)}
 	if sz.MaxTurn > 1 && budget.Units == 0 {
 		sw, err := switchTime(sz, streams)
 		if err != nil {
@@ -184,56 +225,101 @@ func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, er
 		r.Turn = int(min(math.Ceil(float64(sw)/float64(sz.CallTime)), float64(sz.MaxTurn)))
 		r.Turn = max(r.Turn, 1)
 	}
-	// A -benchtime Nx run: enough rounds for the units asked, at least
-	// one. A timed run: whole balanced blocks until the budget is spent.
-	block := 2 * len(streams)
-	if len(streams) == 1 {
-		block = 1
+	x := &runner{budget: budget, sz: sz, streams: streams, r: r, block: 2 * k}
+	if k == 1 {
+		x.block = 1
 	}
-	units := 0
-	if reset != nil {
-		reset()
-	}
-	start := time.Now()
-	for i := 0; ; i++ {
-		if sz.NewRound != nil {
-			sz.NewRound()
-		}
-		order := Order(i, len(streams))
-		if sz.Layouts > 1 && sz.Layouts%block == 0 && (i/sz.Layouts)%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, s := range order {
-			for range r.Turn {
-				ns, err := streams[s](r.Size)
-				if err != nil {
-					return nil, err
-				}
-				r.Ns[s] = append(r.Ns[s], ns)
-				if sz.Cycles {
-					r.CycleNs[s] = append(r.CycleNs[s], CycleNs())
-				}
-			}
-		}
-		units += int(r.Size) * r.Turn
-		r.Elapsed = time.Since(start)
-		if budget.Units > 0 {
-			if units >= budget.Units {
-				return r, nil
-			}
-			continue
-		}
-		if (i+1)%block != 0 || r.Elapsed < budget.Time {
-			continue
-		}
-		if budget.Resolution <= 0 || len(streams) < 2 || r.Elapsed >= budget.Max {
-			return r, nil
-		}
-		if d := r.Paired(0, 1); d.Half() <= budget.Resolution {
-			return r, nil
-		}
-	}
+	return x, nil
 }
+
+// round measures every stream once (Turn calls each), in round i's order.
+func (x *runner) round() error {
+	sz, r := x.sz, x.r
+	if sz.NewRound != nil {
+		sz.NewRound()
+	}
+	order := Order(x.i, len(x.streams))
+	if sz.Layouts > 1 && sz.Layouts%x.block == 0 && (x.i/sz.Layouts)%2 == 1 {
+		slices.Reverse(order)
+	}
+	for _, s := range order {
+		for range r.Turn {
+			ns, err := x.streams[s](r.Size)
+			if err != nil {
+				return err
+			}
+			r.Ns[s] = append(r.Ns[s], ns)
+			if sz.Cycles {
+				// The call's load is the larger of the gauges on either
+				// side of it: a contended stretch that ended before the
+				// gauge after the call, or began after the one before,
+				// still slowed it.
+				before := sz.Contention.Last()
+				g := x.gauge()
+				r.CycleNs[s] = append(r.CycleNs[s], g.CycleNs)
+				r.Load[s] = append(r.Load[s], math.Max(before, g.Load))
+				sz.Contention.Add(g.Load)
+			}
+		}
+	}
+	x.i++
+	x.units += int(r.Size) * r.Turn
+	return nil
+}
+
+func (x *runner) gauge() Gauge {
+	if x.sz.Gauge != nil {
+		return x.sz.Gauge()
+	}
+	return ReadGauge()
+}
+
+// visit measures one round and adds its time to the runner's.
+func (x *runner) visit() error {
+	start := time.Now()
+	err := x.round()
+	x.r.Elapsed += time.Since(start)
+	return err
+}
+
+// done says whether the runner has measured its budget: the units of a
+// `-benchtime Nx` run, at least one round; or whole balanced blocks for
+// Budget.Time, of which at least minClean were uncontended calls (see
+// Contention), or for maxStretch times Budget.Time when the core stayed
+// contended longer; and with a Resolution until the first paired
+// difference is that fine or Max is spent.
+func (x *runner) done() bool {
+	b, r := x.budget, x.r
+	if x.i == 0 {
+		return false
+	}
+	if b.Units > 0 {
+		return x.units >= b.Units
+	}
+	if x.i%x.block != 0 {
+		return false
+	}
+	if r.Elapsed < b.Time {
+		return false
+	}
+	if r.Elapsed < maxStretch*b.Time {
+		if _, frac, _ := r.Uncontended(x.sz.Contention.Threshold()); frac > 0 && float64(r.Elapsed)*(1-frac) < minClean*float64(b.Time) {
+			return false
+		}
+	}
+	if b.Resolution <= 0 || len(x.streams) < 2 || r.Elapsed >= b.Max {
+		return true
+	}
+	return r.Paired(0, 1).Half() <= b.Resolution
+}
+
+// minClean is the share of its budget a runner measures in uncontended
+// calls, measuring on while the core is contended.
+const minClean = 0.5
+
+// maxStretch bounds how long a runner whose calls were contended goes on
+// measuring for uncontended ones: this many times its budget.
+const maxStretch = 2
 
 // switchTime is the longest time a switch to one of streams took in the
 // warm-up: each stream's call of warm units right after the others' (the

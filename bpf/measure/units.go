@@ -58,6 +58,10 @@ var Units = []string{
 	// The share of the measuring CPU's time the host stole from its vCPU
 	// while the row measured (/proc/stat).
 	"Unit steal-frac better=lower assume=nothing",
+	// The share of a row's calls made while something else took the
+	// measuring core's throughput (Contention), left out of its figures;
+	// above 0.9 the figures are of all calls.
+	"Unit contended-frac better=lower assume=nothing",
 	// BenchmarkDispatcher: how many attached fillers' JIT images lie
 	// below the measured program's, which sets its path through the
 	// dispatcher's binary search.

@@ -15,7 +15,7 @@ func Require(tb testing.TB, err error, doing string) {
 	switch {
 	case err == nil:
 	case errors.Is(err, ebpf.ErrNotSupported):
-		tb.Skipf("%s: this kernel lacks the feature: %v", doing, err)
+		Skipf(tb, "%s: this kernel lacks the feature: %v", doing, err)
 	default:
 		tb.Fatalf("%s: %v", doing, err)
 	}

@@ -1,0 +1,140 @@
+package measure
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// TestThreshold: the threshold sits above the run's uncontended loads and
+// below its contended ones, whatever their level; it flags nothing before
+// there are loads enough to judge from, nor with no record at all.
+func TestThreshold(t *testing.T) {
+	var none *Contention
+	if th := none.Threshold(); !math.IsInf(th, 1) {
+		t.Errorf("nil Contention: threshold %v, want +Inf", th)
+	}
+	c := new(Contention)
+	for range minLoads - 1 {
+		c.Add(1)
+	}
+	if th := c.Threshold(); !math.IsInf(th, 1) {
+		t.Errorf("threshold %v from %d loads, want +Inf", th, minLoads-1)
+	}
+	for _, level := range []float64{0.7, 1, 2.5} {
+		c := new(Contention)
+		for i := range 1000 {
+			load := level * (1 + 0.01*float64(i%4)) // a 3% spread
+			if i%3 == 0 {
+				load *= 1.3 // a third contended
+			}
+			c.Add(load)
+		}
+		c.Add(0) // no gauge: not a load
+		th := c.Threshold()
+		if th <= level*1.03 || th >= level*1.3 {
+			t.Errorf("level %v: threshold %v, want between the uncontended %v and the contended %v", level, th, level*1.03, level*1.3)
+		}
+	}
+}
+
+// contendedRounds are rounds of two streams whose calls cost 5 and 7 ns
+// on a free core and twice that on a contended one (load 2, not 1), in
+// the calls of contended.
+func contendedRounds(n int, contended func(i int) bool) *Rounds {
+	r := &Rounds{Turn: 1, Ns: make([][]float64, 2), CycleNs: make([][]float64, 2), Load: make([][]float64, 2)}
+	for i := range n {
+		f, load := 1.0, 1.0
+		if contended(i) {
+			f, load = 2, 2
+		}
+		for s, ns := range []float64{5, 7} {
+			r.Ns[s] = append(r.Ns[s], ns*f)
+			r.CycleNs[s] = append(r.CycleNs[s], 0.25)
+			r.Load[s] = append(r.Load[s], load)
+		}
+	}
+	return r
+}
+
+// TestUncontended: the figures come from the calls made on a free core,
+// pairs stay pairs, and a row that never had enough of them says so and
+// keeps all its calls.
+func TestUncontended(t *testing.T) {
+	r := contendedRounds(100, func(i int) bool { return i%5 < 3 }) // 60% contended
+	u, frac, ok := r.Uncontended(1.5)
+	if !ok || math.Abs(frac-0.6) > 1e-9 || u.Count() != 40 {
+		t.Fatalf("Uncontended: %d calls, contended %v, ok %v; want 40, 0.6, true", u.Count(), frac, ok)
+	}
+	if loc, d, c := u.Location(0).Value, u.Paired(0, 1).Value, u.Cycles(1).Value; loc != 5 || d != -2 || c != 28 {
+		t.Errorf("uncontended figures: ns %v, paired %v, cycles %v; want 5, -2, 28", loc, d, c)
+	}
+	if d := r.Paired(0, 1).Value; d != -4 {
+		t.Errorf("all calls' paired difference %v, want -4 (the contended majority): the test does not test", d)
+	}
+	// A row contended in one stream only loses those pairs too.
+	r.Load[1][3] = 1 // call 3 of stream 0 still contended
+	if u, _, _ := r.Uncontended(1.5); u.Count() != 40 {
+		t.Errorf("%d calls kept with one stream's call 3 contended, want 40", u.Count())
+	}
+	all := contendedRounds(100, func(i int) bool { return i%20 != 0 }) // 95%
+	if u, frac, ok := all.Uncontended(1.5); ok || u != all || frac != 0.95 {
+		t.Errorf("95%% contended: ok %v, contended %v, same rounds %v; want false, 0.95, true", ok, frac, u == all)
+	}
+	free := contendedRounds(10, func(int) bool { return false })
+	if u, frac, ok := free.Uncontended(1.5); !ok || u != free || frac != 0 {
+		t.Errorf("free core: ok %v, contended %v, same rounds %v", ok, frac, u == free)
+	}
+	one := contendedRounds(2, func(i int) bool { return i == 0 }) // a smoke run's
+	if u, frac, ok := one.Uncontended(1.5); !ok || frac != 0.5 || u.Count() != 1 {
+		t.Errorf("one of two calls contended: ok %v, contended %v, %d calls kept; want true, 0.5, 1", ok, frac, u.Count())
+	}
+	if _, frac, ok := free.Uncontended(math.Inf(1)); !ok || frac != 0 {
+		t.Errorf("no threshold: ok %v, contended %v", ok, frac)
+	}
+	free.Load = nil
+	if _, _, ok := free.Uncontended(1.5); ok {
+		t.Error("rounds without loads judged uncontended")
+	}
+}
+
+// TestRunWaitsOutContention: a run whose core is contended for a while
+// measures on until it has its budget's worth of uncontended calls, and
+// the figure is the free core's.
+func TestRunWaitsOutContention(t *testing.T) {
+	calls := 0
+	contended := func() bool { return calls > 20 && calls < 120 }
+	stream := func(size uint32) (float64, error) {
+		calls++
+		time.Sleep(time.Millisecond)
+		if contended() {
+			return 10, nil
+		}
+		return 5, nil
+	}
+	c := new(Contention)
+	sz := Sizing{Warm: 1, Min: 10, Max: 10, Cycles: true, Contention: c, Gauge: func() Gauge {
+		if contended() {
+			return Gauge{CycleNs: 0.25, Load: 2}
+		}
+		return Gauge{CycleNs: 0.25, Load: 1}
+	}}
+	r, err := Run(Budget{Time: 60 * time.Millisecond}, sz, nil, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, frac, ok := r.Uncontended(c.Threshold())
+	if !ok || frac == 0 {
+		t.Fatalf("contended %v, ok %v: the contended calls were not seen", frac, ok)
+	}
+	if kept := float64(r.Elapsed) * (1 - frac); r.Elapsed < maxStretch*60*time.Millisecond && kept < minClean*float64(60*time.Millisecond) {
+		t.Errorf("stopped after %v with %v of uncontended calls, want at least half the budget's 60ms", r.Elapsed, time.Duration(kept))
+	}
+	if c := u.Cycles(0).Value; c != 20 {
+		t.Errorf("cycles %v, want the free core's 20", c)
+	}
+	// All calls' median is the contended majority's, where they are one.
+	if all := r.Cycles(0).Value; frac > 0.5 && all != 40 {
+		t.Errorf("all calls' cycles %v with %.0f%% contended, want 40", all, 100*frac)
+	}
+}

@@ -1,0 +1,133 @@
+package measure
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"bpfbench/bpf/probe"
+)
+
+// A Row is one sub-benchmark of a family measured by Family: a test_run
+// loop and, optionally, the baseline it is paired with.
+type Row struct {
+	// Name is the sub-benchmark's name (b.Run's).
+	Name string
+	// V is the loop measured, Base its baseline (nil: none, or the run
+	// is not interleaved).
+	V, Base *Loop
+	// Skip, when set, is why the row is not measured: its sub-benchmark
+	// skips saying so.
+	Skip string
+	// Report, when set, runs in the row's sub-benchmark after its
+	// figures are reported, with its Result.
+	Report func(b *testing.B, r Result)
+}
+
+// Family measures the rows of a family and reports each as a
+// sub-benchmark of b. The rows are measured together: each is set up and
+// warmed up once, then visited one round at a time, in an order shuffled
+// anew on every pass over them, until each has measured its budget, so
+// that every row sees the same mix of the machine's states and any two
+// rows compare as a pair (randomised multiple interleaved trials: Abedi
+// and Brecht, ICPE 2017). Only the rows that -test.bench selects are
+// measured (Selected). See docs/method.md#interleaved-rows.
+func Family(b *testing.B, o BenchOptions, rows []Row) {
+	b.Helper()
+	type member struct {
+		row   Row
+		rec   *recorder
+		x     *runner
+		res   Result
+		err   error
+		steal stealAcc
+	}
+	members := make([]*member, len(rows))
+	var live []*member
+	for i, row := range rows {
+		m := &member{row: row}
+		members[i] = m
+		if !o.Interleave {
+			m.row.Base = nil
+		}
+		if row.Skip == "" && Selected(b, row.Name) {
+			live = append(live, m)
+		}
+	}
+	if len(live) > 0 {
+		err := Pinned(o.CPU, func() error {
+			for _, m := range live {
+				m.rec, m.x, m.err = newLoopRunner(o.Budget(), m.row.V, m.row.Base, o)
+			}
+			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))
+			for {
+				var pass []*member
+				for _, m := range live {
+					if m.err == nil && !m.x.done() {
+						pass = append(pass, m)
+					}
+				}
+				if len(pass) == 0 {
+					break
+				}
+				rng.Shuffle(len(pass), func(i, j int) { pass[i], pass[j] = pass[j], pass[i] })
+				for _, m := range pass {
+					m.err = m.steal.during(o.CPU, m.x.visit)
+				}
+			}
+			th := o.Contention.Threshold()
+			for _, m := range live {
+				if m.err == nil {
+					m.res = m.rec.result(m.x.r, th)
+				}
+			}
+			return nil
+		})
+		probe.Require(b, err, "pin the measuring thread")
+	}
+	for _, m := range members {
+		probe.Run(b, m.row.Name, func(b *testing.B) {
+			if m.row.Skip != "" {
+				b.Skip(m.row.Skip)
+			}
+			Once(b, func() {})
+			if m.x == nil && m.err == nil {
+				b.Fatalf("row %s was not measured: Selected disagrees with the testing package", m.row.Name)
+			}
+			probe.Require(b, m.err, "measure test_run loop")
+			if f, ok := m.steal.frac(); ok {
+				b.ReportMetric(f, "steal-frac")
+			}
+			reportLoop(b, m.row.V, m.res)
+			if m.row.Report != nil {
+				m.row.Report(b, m.res)
+			}
+		})
+	}
+}
+
+// stealAcc adds up the ticks of one CPU over the visits of one row, and
+// how many of them the host stole.
+type stealAcc struct{ stolen, total uint64 }
+
+// during runs fn and adds cpu's ticks meanwhile.
+func (a *stealAcc) during(cpu int, fn func() error) error {
+	m := startSteal(cpu)
+	err := fn()
+	if !m.ok {
+		return err
+	}
+	if t, rerr := ReadCPUTicks(); rerr == nil && cpu < len(t) && t[cpu].Total >= m.before.Total {
+		a.stolen += t[cpu].Steal - m.before.Steal
+		a.total += t[cpu].Total - m.before.Total
+	}
+	return err
+}
+
+// frac is the stolen share of the ticks (ok false when none passed).
+func (a *stealAcc) frac() (float64, bool) {
+	if a.total == 0 {
+		return 0, false
+	}
+	return float64(a.stolen) / float64(a.total), true
+}
