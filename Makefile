@@ -11,7 +11,8 @@ LABEL     ?= run
 COMMIT    := $(shell git rev-parse --short HEAD 2>/dev/null)$(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo -dirty)
 LDFLAGS   := -X bpfbench/bpf/labels.Commit=$(COMMIT)
 RUNSTAMP  := $(shell date -u +%Y%m%dT%H%M%SZ)
-RESULT    ?= results/$(RUNSTAMP)-$(shell hostname -s)-$(shell uname -r)-$(LABEL).txt
+RESULTDIR ?= results
+RESULT    ?= $(RESULTDIR)/$(RUNSTAMP)-$(shell hostname -s)-$(shell uname -r)-$(LABEL).txt
 
 # Other kernels, booted in QEMU around the test binary (tools/vmexec).
 # KERNEL is a series fetched by `make kernels` (5.10, 6.1, 6.12, 7.3) or the path
@@ -43,7 +44,7 @@ VMSKIP    ?= ^TestScenarioHostInterfaces$$
 VMGOTEST   = KERNEL=$(VMKERNEL) VMEXEC_ACCEL=$(VMACCEL) $(if $(ICOUNT),VMEXEC_ICOUNT=$(ICOUNT)) CGO_ENABLED=0 $(GO) test -exec $(CURDIR)/tools/vmexec \
 	-ldflags '$(LDFLAGS)' -timeout $(VMTIMEOUT) -p 1
 
-.PHONY: help deps generate check-generate test bench smoke compare vmdeps kernels vmtest vmbench vmsmoke vmkernel
+.PHONY: help deps generate check-generate test bench aa smoke compare vmdeps kernels vmtest vmbench vmsmoke vmkernel
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -68,23 +69,37 @@ test: ## run the tests (as root, so the kernel is exercised)
 # each row's runs over the whole run, as the drift is, and benchstat's
 # spread includes it.
 bench: ## run the benchmarks in COUNT passes and save them under results/ (LABEL=... names the run)
-	@mkdir -p results
+	@mkdir -p $(RESULTDIR)
 	@set -o pipefail; for pass in $$(seq $(COUNT)); do \
 		BPFBENCH_RUNSTAMP=$(RUNSTAMP) $(GO) test $(EXEC) -ldflags '$(LDFLAGS)' -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count 1 ./bench || exit 1; \
 	done | tee $(RESULT)
 	@echo saved $(RESULT)
+
+# Two runs of one commit, one after the other, are what the machine's
+# noise allows between runs: make compare holds every row's move against
+# the newest such pair of the same machine (cpu-vendor, cpu-family-model,
+# virt) in results/aa/.
+aa: ## make this machine's A/A pair, make compare's noise floor: two make bench runs into results/aa/
+	$(MAKE) bench LABEL=aa1 RESULTDIR=results/aa
+	$(MAKE) bench LABEL=aa2 RESULTDIR=results/aa
 
 smoke: ## run every benchmark briefly, failing if any fails (what CI does)
 	$(GO) test $(EXEC) -ldflags '$(LDFLAGS)' -run '^$$' -bench . -benchtime 100x -count 1 ./bench
 
 # Every file has its own runstamp (and boots differ in other labels), so
 # benchstat's default -table .config would put each file in a table of its
-# own and compare nothing: one table, a column per file (or per COL).
-compare: ## compare two results files, then say how far all rows moved together: make compare A=old.txt B=new.txt [COL=...]
+# own and compare nothing: one table, a column per file (or per COL). By
+# default only the tables that say what changed (HEADLINE); ALL=1 prints
+# every unit's. Two instruction-count files compare as exact counts.
+HEADLINE  ?= .unit:(cycles/op OR delta-ns/op OR ns/pkt OR delta-ns/pkt OR instrs/op OR delta-instrs/op)
+compare: ## compare two results files: what changed, the shift all rows share, the rows beyond the machine's noise: make compare A=old.txt B=new.txt [COL=...] [ALL=1]
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=old.txt B=new.txt"; exit 2; }
-	$(GO) tool benchstat -table '' $(if $(COL),-col $(COL)) $(A) $(B)
-	@echo
-	$(GO) run ./results/report -drift $(A) $(B)
+	@if grep -q '^virt: tcg-icount$$' $(A) && grep -q '^virt: tcg-icount$$' $(B) && test -z "$(ALL)"; then \
+		$(GO) run ./results/report -drift $(A) $(B); \
+	else \
+		$(GO) tool benchstat -table '' $(if $(COL),-col $(COL)) $(if $(ALL),,-filter '$(HEADLINE)') $(A) $(B) && echo && \
+		$(GO) run ./results/report -drift $(A) $(B); \
+	fi
 
 .PHONY: report
 report: ## verdicts on docs/claims.md and SVG plots: make report [FILES="results/a.txt results/b.txt"] [REPORTFLAGS=-plots=false] (default: newest file)

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/aclements/go-moremath/stats"
@@ -35,6 +38,58 @@ type Drift struct {
 	// Largest is the row that moved furthest from the shared shift,
 	// significant or not.
 	Largest RowMove
+	// Noise, when an A/A pair of the machine was given, is the rows
+	// beyond the shared shift whose move also exceeds what that pair
+	// allows (Floor): the rows that moved by more than the machine's
+	// noise.
+	Noise []RowMove
+	// moves is every row's move beyond the shared shift.
+	moves []RowMove
+	// Floor is the A/A pair's floors, nil without one.
+	Floor *Floor
+}
+
+// A Floor is the smallest move of a row that one machine lets two runs of
+// one commit tell apart: from an A/A pair made on it, the 95th percentile
+// of its rows' moves beyond their shared shift, or a row's own move there
+// where that was larger.
+type Floor struct {
+	// A, B name the A/A pair's files.
+	A, B string
+	// Machine is the 95th percentile of the pair's rows' moves (their
+	// absolute values); Row the moves of each row.
+	Machine float64
+	Row     map[string]float64
+}
+
+// Of is the floor of row name: Machine, or the row's own A/A move when
+// that was larger.
+func (f *Floor) Of(name string) float64 {
+	if f == nil {
+		return 0
+	}
+	return math.Max(f.Machine, math.Abs(f.Row[name]))
+}
+
+// floorQuantile is the quantile of an A/A pair's row moves that Floor
+// takes as the machine's.
+const floorQuantile = 0.95
+
+// NewFloor is the floor in unit of the A/A pair aa1, aa2 (ok false when
+// they share no row in it).
+func NewFloor(aa1, aa2 *File, unit string) (*Floor, bool) {
+	d, ok := Drifts(aa1, aa2, unit, nil)
+	if !ok {
+		return nil, false
+	}
+	fl := &Floor{A: aa1.Path, B: aa2.Path, Row: map[string]float64{}}
+	var abs []float64
+	for _, m := range d.moves {
+		fl.Row[m.Name] = m.Move
+		abs = append(abs, math.Abs(m.Move))
+	}
+	fl.Machine = stats.Sample{Xs: abs}.Quantile(floorQuantile)
+	return fl, true
 }
 
 // A RowMove is one row's move between the files, and its test's p-value.
@@ -48,8 +103,10 @@ type RowMove struct {
 const driftAlpha = 0.05
 
 // Drifts compares a and b in unit: rows both hold runs of with a positive
-// median in a. ok is false when they share no such row.
-func Drifts(a, b *File, unit string) (s Drift, ok bool) {
+// median in a. ok is false when they share no such row. With a floor (an
+// A/A pair's, in the same unit), Noise lists the rows beyond it.
+func Drifts(a, b *File, unit string, floor *Floor) (s Drift, ok bool) {
+	s.Floor = floor
 	s.Unit = unit
 	type row struct {
 		name   string
@@ -93,8 +150,12 @@ func Drifts(a, b *File, unit string) (s Drift, ok bool) {
 			scaled[i] = v / (1 + s.Median)
 		}
 		m := RowMove{r.name, (1+r.move)/(1+s.Median) - 1, test(r.av, scaled)}
+		s.moves = append(s.moves, m)
 		if m.P < driftAlpha {
 			s.Beyond = append(s.Beyond, m)
+			if floor != nil && math.Abs(m.Move) > floor.Of(m.Name) {
+				s.Noise = append(s.Noise, m)
+			}
 		}
 		if s.Largest.Name == "" || math.Abs(m.Move) > math.Abs(s.Largest.Move) {
 			s.Largest = m
@@ -121,13 +182,24 @@ func median(vs []float64) float64 { return stats.Sample{Xs: vs}.Quantile(0.5) }
 var driftUnits = []string{"cycles/op", "ns/op", "instrs/op"}
 
 // ReportDrift prints, for each unit both files have, how far their rows
-// moved together and which rows moved beyond that.
-func ReportDrift(w io.Writer, a, b *File) {
+// moved together and which rows moved beyond that; with an A/A pair of
+// the machine (aa, nil without), which of those moved beyond its noise.
+func ReportDrift(w io.Writer, a, b *File, aa [2]*File) {
 	fmt.Fprintf(w, "How far the rows moved together from A=%s to B=%s\n", a.Path, b.Path)
 	fmt.Fprintf(w, "(the median of the rows' moves; a row beyond it is one benchstat's test, p < %.2g,\n"+
 		"still calls different once B is divided by that shift: expect ~%.0f%% of rows by chance)\n", driftAlpha, 100*driftAlpha)
+	if aa[0] != nil {
+		fmt.Fprintf(w, "The machine's noise: the A/A pair %s, %s (two runs of one commit on it);\n"+
+			"a row beyond its floor moved by more than two runs of the same code do there.\n", aa[0].Path, aa[1].Path)
+	} else {
+		fmt.Fprintf(w, "No A/A pair of this machine (cpu-vendor, cpu-family-model, virt) under results/aa/: no noise floor; make one (docs/method.md#the-noise-floor).\n")
+	}
 	for _, u := range driftUnits {
-		s, ok := Drifts(a, b, u)
+		var floor *Floor
+		if aa[0] != nil {
+			floor, _ = NewFloor(aa[0], aa[1], u)
+		}
+		s, ok := Drifts(a, b, u, floor)
 		if !ok {
 			continue
 		}
@@ -135,10 +207,61 @@ func ReportDrift(w io.Writer, a, b *File) {
 			u, s.Rows, 100*s.Median, 100*s.Lo, 100*s.Hi, s.Same, s.Rows)
 		fmt.Fprintf(w, "  different as they stand: %d of %d rows; beyond the shared shift: %d; furthest from it: %s %+.2f%%\n",
 			s.Different, s.Rows, len(s.Beyond), s.Largest.Name, 100*s.Largest.Move)
+		if floor != nil {
+			fmt.Fprintf(w, "  beyond the machine's noise (A/A floor %.2f%%, more for rows noisier there): %d of %d rows\n",
+				100*floor.Machine, len(s.Noise), s.Rows)
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, r := range s.Beyond {
-			fmt.Fprintf(tw, "    %s\t%+.2f%% beyond the shift\tp=%.3f\n", r.Name, 100*r.Move, r.P)
+			verdict := ""
+			if floor != nil {
+				verdict = "within the noise"
+				if math.Abs(r.Move) > floor.Of(r.Name) {
+					verdict = "BEYOND THE NOISE"
+				}
+				verdict = fmt.Sprintf("\tfloor %.2f%%: %s", 100*floor.Of(r.Name), verdict)
+			}
+			fmt.Fprintf(tw, "    %s\t%+.2f%% beyond the shift\tp=%.3f%s\n", r.Name, 100*r.Move, r.P, verdict)
 		}
 		tw.Flush()
 	}
+}
+
+// FindAA is the newest A/A pair in dir made on the machine of f: files
+// <runstamp>-<name>-aa1.txt and <runstamp>-<name>-aa2.txt of one name
+// whose cpu-vendor, cpu-family-model and virt labels are f's. ok is false
+// when dir has none.
+func FindAA(dir string, f *File) (aa [2]*File, ok bool) {
+	ones, _ := filepath.Glob(filepath.Join(dir, "*-aa1.txt"))
+	slices.Sort(ones)
+	slices.Reverse(ones)
+	for _, one := range ones {
+		_, rest, found := strings.Cut(filepath.Base(one), "-")
+		if !found {
+			continue
+		}
+		twos, _ := filepath.Glob(filepath.Join(dir, "*-"+strings.TrimSuffix(rest, "-aa1.txt")+"-aa2.txt"))
+		if len(twos) == 0 {
+			continue
+		}
+		a1, err1 := ReadFile(one)
+		a2, err2 := ReadFile(twos[len(twos)-1])
+		if err1 != nil || err2 != nil || !sameMachine(a1, f) || !sameMachine(a2, f) {
+			continue
+		}
+		return [2]*File{a1, a2}, true
+	}
+	return aa, false
+}
+
+// machineLabels say which machine a file was made on, for its noise.
+var machineLabels = []string{"cpu-vendor", "cpu-family-model", "virt"}
+
+func sameMachine(a, b *File) bool {
+	for _, k := range machineLabels {
+		if a.Label(k) != b.Label(k) {
+			return false
+		}
+	}
+	return true
 }

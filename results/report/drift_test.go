@@ -62,7 +62,7 @@ func TestDrift(t *testing.T) {
 		unit  string
 		shift float64
 	}{{"cycles/op", 0.01}, {"ns/op", -0.04}} {
-		s, ok := Drifts(a, b, c.unit)
+		s, ok := Drifts(a, b, c.unit, nil)
 		if !ok {
 			t.Fatalf("%s: no rows in common", c.unit)
 		}
@@ -84,7 +84,7 @@ func TestDrift(t *testing.T) {
 			t.Errorf("%s: furthest from the shift: %+v, want r7 at about +10%%", c.unit, s.Largest)
 		}
 	}
-	if _, ok := Drifts(a, b, "instrs/op"); ok {
+	if _, ok := Drifts(a, b, "instrs/op", nil); ok {
 		t.Error("instrs/op: rows in common, but neither file has the unit")
 	}
 }
@@ -105,5 +105,148 @@ func TestDriftCommand(t *testing.T) {
 	}
 	if code := run([]string{"-drift", a}, &stdout, &stderr); code != 2 {
 		t.Errorf("report -drift with one file: exit %d, want 2", code)
+	}
+}
+
+// writeRows writes a results file of 20 rows, ten passes each, with 0.5%
+// noise, each row's cycles/op scaled by move(row).
+func writeRows(t *testing.T, path string, seed uint64, move func(row int) float64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 3))
+	var w strings.Builder
+	w.WriteString("cpu-vendor: GenuineIntel\ncpu-family-model: 6/167\nvirt: kvm\n")
+	for range 10 {
+		for i := range 20 {
+			fmt.Fprintf(&w, "BenchmarkX/row=r%d-2 1 %.4f cycles/op\n", i, float64(10+i)*move(i)*(1+0.005*rng.NormFloat64()))
+		}
+	}
+	if err := os.WriteFile(path, []byte(w.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNoiseFloor: a committed A/A pair of the machine sets how far a row
+// must move to be beyond its noise: a row that moved 10% is, one that
+// moved 2.5% where the A/A pair itself moved it 3% is not, and a pair of
+// another machine is not used.
+func TestNoiseFloor(t *testing.T) {
+	dir := t.TempDir()
+	aaDir := filepath.Join(dir, "aa")
+	if err := os.Mkdir(aaDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	one := func(int) float64 { return 1 }
+	writeRows(t, filepath.Join(aaDir, "20260101T000000Z-vm-6.18-aa1.txt"), 1, one)
+	writeRows(t, filepath.Join(aaDir, "20260101T001000Z-vm-6.18-aa2.txt"), 2, func(i int) float64 {
+		return map[bool]float64{true: 1.03, false: 1}[i == 3]
+	})
+	a, b := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
+	writeRows(t, a, 3, one)
+	writeRows(t, b, 4, func(i int) float64 {
+		return map[int]float64{7: 1.10, 3: 1.025}[i] + map[bool]float64{true: 1}[i != 7 && i != 3]
+	})
+	fa, err := ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aa, ok := FindAA(aaDir, fa)
+	if !ok {
+		t.Fatal("FindAA found no pair of the machine")
+	}
+	floor, ok := NewFloor(aa[0], aa[1], "cycles/op")
+	if !ok || floor.Of("BenchmarkX/row=r3") < 0.025 || floor.Machine >= floor.Of("BenchmarkX/row=r3") || floor.Of("BenchmarkX/row=r7") > 0.05 {
+		t.Fatalf("floor %+v: want r3's own 3%%, the machine's below it, and no row's above 5%%", floor)
+	}
+	fb, err := ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := Drifts(fa, fb, "cycles/op", floor)
+	names := func(ms []RowMove) (out []string) {
+		for _, m := range ms {
+			out = append(out, m.Name)
+		}
+		return out
+	}
+	if !slices.Contains(names(d.Beyond), "BenchmarkX/row=r3") {
+		t.Errorf("beyond the shift %v: want r3 there, to be held back by its floor", names(d.Beyond))
+	}
+	if got := names(d.Noise); !slices.Equal(got, []string{"BenchmarkX/row=r7"}) {
+		t.Errorf("beyond the noise: %v, want only r7", got)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-drift", "-aa", aaDir, a, b}, &stdout, &stderr); code != 0 {
+		t.Fatalf("report -drift: exit %d: %s", code, stderr.String())
+	}
+	if out := stdout.String(); !strings.Contains(out, "beyond the machine's noise") || !strings.Contains(out, "BEYOND THE NOISE") {
+		t.Errorf("report -drift with an A/A pair says nothing of the noise:\n%s", out)
+	}
+	// Another machine's pair sets no floor.
+	other := strings.Replace(mustRead(t, a), "6/167", "26/2", 1)
+	if err := os.WriteFile(a, []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fa, err = ReadFile(a); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := FindAA(aaDir, fa); ok {
+		t.Error("FindAA took another machine's pair")
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestExactCounts: two instruction-count files compare as counts, B-A
+// per row, not as a test over one run each; rows the kernel's loop did
+// not time are marked.
+func TestExactCounts(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "6.12.txt"), filepath.Join(dir, "7.3.txt")
+	head := "virt: tcg-icount\nkernel: %s\n"
+	rows := "BenchmarkTrampoline/target=xdp/attach=fentry/progs=1-2 1 %.1f instrs/op %.1f kernel-instrs/op\n" +
+		"BenchmarkTrampoline/target=kfunc/attach=none/progs=0-2 1 %.1f instrs/op\n"
+	if err := os.WriteFile(a, []byte(fmt.Sprintf(head+rows, "6.12", 214.2, 214.0, 10.0)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte(fmt.Sprintf(head+rows, "7.3", 196.5, 196.0, 75.3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-drift", a, b}, &stdout, &stderr); code != 0 {
+		t.Fatalf("report -drift: exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"instrs/op: 2 rows, 2 changed", "~ spread"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("exact comparison lacks %q:\n%s", want, out)
+		}
+	}
+	found := false
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) == 5 && strings.Contains(f[0], "fentry") {
+			found = true
+			if want := []string{"214.20", "196.50", "-17.70", "-8.3%"}; !slices.Equal(f[1:], want) {
+				t.Errorf("fentry row %q, want A, B, B-A, change %q", f[1:], want)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no exact fentry row:\n%s", out)
+	}
+	if strings.Contains(out, "shared shift") || strings.Contains(out, "p=") {
+		t.Errorf("exact comparison tests significance:\n%s", out)
+	}
+	lines := strings.Split(out, "\n")
+	for _, l := range lines {
+		if strings.Contains(l, "target=xdp") && strings.Contains(l, "~") {
+			t.Errorf("the kernel-timed row is marked not exact: %q", l)
+		}
 	}
 }

@@ -16,8 +16,10 @@
 // each file's boot from its labels (mitigations, retpoline, cfi).
 //
 // With -drift and two files A and B it prints instead how far their rows
-// moved together and which rows moved beyond that (see Drift): what
-// `make compare` adds to benchstat's table.
+// moved together and which rows moved beyond that (see Drift), and which
+// of those beyond the machine's noise (an A/A pair of its own, -aa):
+// what `make compare` adds to benchstat's table. Two instruction-count
+// files compare as counts instead (ReportExact).
 //
 //	go run ./results/report -drift A.txt B.txt
 //
@@ -47,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	plots := fs.Bool("plots", true, "write SVG plots next to each results file")
 	plotDir := fs.String("plotdir", "", "write the plots here instead of next to the results files")
 	drift := fs.Bool("drift", false, "given two files A and B: how far their rows moved together, and which moved beyond that (no verdicts, no plots)")
+	aaDir := fs.String("aa", "results/aa", "with -drift: the `directory` of A/A pairs (<runstamp>-<name>-aa1.txt, -aa2.txt); the newest pair of A's machine sets the noise floor")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: report [flags] results.txt [other-boot.txt ...]\n       report -drift A.txt B.txt\n")
 		fs.PrintDefaults()
@@ -72,7 +75,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "report: -drift compares two files, not %d\n", len(files))
 			return 2
 		}
-		ReportDrift(stdout, files[0], files[1])
+		if files[0].Icount() && files[1].Icount() {
+			ReportExact(stdout, files[0], files[1])
+			return 0
+		}
+		aa, _ := FindAA(*aaDir, files[0])
+		ReportDrift(stdout, files[0], files[1], aa)
 		return 0
 	}
 	Report(stdout, files)

@@ -513,3 +513,38 @@ func TestControlRefusesVerdicts(t *testing.T) {
 		t.Errorf("6 misses in 20: %q, want a refusal naming them", why)
 	}
 }
+
+// TestContendedRows: a row every run of which was measured on a contended
+// core gets no timing verdict, and says why; one with some such runs gets
+// its verdict with a note.
+func TestContendedRows(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "retpoline.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "Benchmark") {
+			lines[i] = l + "\t0.95 contended-frac"
+		}
+	}
+	path := filepath.Join(t.TempDir(), "contended.txt")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, why := verdicts([]*File{f})
+	if got["1.1"] != NoTiming || !strings.Contains(why["1.1"], "contended core") {
+		t.Errorf("claim 1.1 from contended rows: %v (%s), want no timing verdict naming the contention", got["1.1"], why["1.1"])
+	}
+	clean, err := ReadFile(filepath.Join("testdata", "retpoline.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := verdicts([]*File{clean}); got["1.1"] == NoTiming {
+		t.Errorf("claim 1.1 from the same rows uncontended: no timing verdict")
+	}
+}

@@ -447,6 +447,14 @@ func evaluateOn(c *Claim, j judgement, byBoot map[*Boot]*File) Outcome {
 			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s failed and are left out (%s)",
 				len(failed), len(failed)+len(f.Runs[name.String()]), name.Short(), failed[0]))
 		}
+		if n, runs := contended(f, name.String()); n > 0 && !j.shape {
+			if n == runs {
+				o.Verdict = NoTiming
+				o.Reason = fmt.Sprintf("every run of %s in %s was measured on a contended core (contended-frac above %.1f): its figures are not the program's", name.Short(), f.Stem(), maxContended)
+				return o
+			}
+			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s were measured on a contended core (contended-frac above %.1f)", n, runs, name.Short(), maxContended))
+		}
 		if n := notBound(f, name.String()); n > 0 {
 			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s were not receiver-bound (rx-bound=0: the generator or losses dominate)",
 				n, len(f.Runs[name.String()]), name.Short()))
@@ -470,6 +478,22 @@ func evaluateOn(c *Claim, j judgement, byBoot map[*Boot]*File) Outcome {
 		o.Verdict, o.Reason = Decide(c.Published, o.Estimate)
 	}
 	return o
+}
+
+// maxContended is the contended share of a row's calls past which the
+// suite reports all of them, contended ones included
+// (docs/method.md#contention).
+const maxContended = 0.9
+
+// contended counts the runs of name whose figures came from a contended
+// core, and its runs.
+func contended(f *File, name string) (n, runs int) {
+	for _, r := range f.Runs[name] {
+		if v, ok := r.Values["contended-frac"]; ok && v > maxContended {
+			n++
+		}
+	}
+	return n, len(f.Runs[name])
 }
 
 // notBound counts the runs of name that say they did not measure the

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"text/tabwriter"
+)
+
+// Instruction counts compare as counts: a row of a virt: tcg-icount file
+// is the same on every run and host (docs/icount.md), so the difference
+// between two kernels' files is the answer itself, and a test over their
+// runs (one each) could only say "n=1". ReportExact prints, per row, B, A,
+// B-A and the change in percent. Rows the kernel's loop did not time
+// (no kernel-instrs/op: bpf_loop drivers) are not exact, and are marked
+// with their own spread over the files' runs.
+
+// exactUnits are the units compared, in order.
+var exactUnits = []string{"instrs/op", "delta-instrs/op"}
+
+// A countRow is one row's count in two files.
+type countRow struct {
+	Name string
+	A, B float64
+	// Exact says the kernel's loop timed the row in both files.
+	Exact bool
+	// Spread is the larger relative range of the row's runs within
+	// either file (0 for one run each).
+	Spread float64
+}
+
+// Counts are the rows both files hold in unit, in A's order.
+func Counts(a, b *File, unit string) []countRow {
+	var rows []countRow
+	for _, name := range a.Names {
+		av, bv := values(a.Runs[name], unit), values(b.Runs[name], unit)
+		if len(av) == 0 || len(bv) == 0 {
+			continue
+		}
+		r := countRow{Name: name, A: median(av), B: median(bv),
+			Exact:  kernelTimed(a.Runs[name]) && kernelTimed(b.Runs[name]),
+			Spread: math.Max(spread(av), spread(bv))}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// kernelTimed says the runs report the kernel loop's own count.
+func kernelTimed(runs []Run) bool {
+	return len(runs) > 0 && len(values(runs, "kernel-instrs/op")) == len(runs)
+}
+
+// spread is the range of vs over their median's absolute value.
+func spread(vs []float64) float64 {
+	if len(vs) < 2 {
+		return 0
+	}
+	m := math.Abs(median(vs))
+	if m == 0 {
+		return 0
+	}
+	return (slices.Max(vs) - slices.Min(vs)) / m
+}
+
+// ReportExact prints the rows of two instruction-count files as counts.
+func ReportExact(w io.Writer, a, b *File) {
+	fmt.Fprintf(w, "Instruction counts (virt: tcg-icount): exact, compared as counts, no significance test\n")
+	fmt.Fprintf(w, "  A=%s (kernel %s)\n  B=%s (kernel %s)\n", a.Path, a.Label("kernel"), b.Path, b.Label("kernel"))
+	fmt.Fprintf(w, "  rows marked ~ are not exact (the kernel's loop did not time them: bpf_loop drivers); their spread is their runs'\n")
+	for _, u := range exactUnits {
+		rows := Counts(a, b, u)
+		if len(rows) == 0 {
+			continue
+		}
+		changed := 0
+		for _, r := range rows {
+			if math.Abs(r.B-r.A) >= 0.5 {
+				changed++
+			}
+		}
+		fmt.Fprintf(w, "\n%s: %d rows, %d changed by half an instruction or more\n", u, len(rows), changed)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "\tA\tB\tB-A\tchange\t\t\n")
+		for _, r := range rows {
+			pct := "n/a"
+			if r.A != 0 {
+				pct = fmt.Sprintf("%+.1f%%", 100*(r.B-r.A)/math.Abs(r.A))
+			}
+			mark := ""
+			if !r.Exact {
+				mark = fmt.Sprintf("~ spread %.0f%%", 100*r.Spread)
+			}
+			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%+.2f\t%s\t%s\t\n", r.Name, r.A, r.B, r.B-r.A, pct, mark)
+		}
+		tw.Flush()
+	}
+}
