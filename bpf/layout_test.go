@@ -25,6 +25,7 @@ var layers = map[string]int{
 	"bpf/iface":             4,
 	"bench":                 5,
 	"results/report":        5,
+	"tools/contention":      5, // a probe of the machine, beside the suite
 }
 
 // TestImportsRunOneWay parses every non-test Go file of the module and
