@@ -1,0 +1,10 @@
+// Package measure is the suite's one measuring engine. A family hands it
+// streams of work (test_run repeat loops, frames of a traffic rig); it
+// warms them up, sizes their calls, and measures them in rounds whose
+// order is balanced, so that a variant and its baseline see the machine
+// in the same states, and summarises the rounds robustly: a low quantile
+// for a stream's own cost, the median paired difference with a block
+// bootstrap interval, cycles of the clock rate each call ran at, and only
+// the calls made while the core was uncontended. Family spreads the rows
+// of a family over each other's time. docs/method.md is the rationale.
+package measure
