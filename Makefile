@@ -13,6 +13,9 @@ LDFLAGS   := -X bpfbench/bpf/labels.Commit=$(COMMIT)
 RUNSTAMP  := $(shell date -u +%Y%m%dT%H%M%SZ)
 RESULTDIR ?= results
 RESULT    ?= $(RESULTDIR)/$(RUNSTAMP)-$(shell hostname -s)-$(shell uname -r)-$(LABEL).txt
+# Each row's diagnostics (clock rate, the kernel's own average, call cost,
+# calls measured again, stolen time, losses), beside the results.
+DIAG      ?= $(RESULT:.txt=.diag)
 
 # Other kernels, booted in QEMU around the test binary (tools/vmexec).
 # KERNEL is a series fetched by `make kernels` (5.10, 6.1, 6.12, 7.3) or the path
@@ -71,9 +74,9 @@ test: ## run the tests (as root, so the kernel is exercised)
 bench: ## run the benchmarks in COUNT passes and save them under results/ (LABEL=... names the run)
 	@mkdir -p $(RESULTDIR)
 	@set -o pipefail; for pass in $$(seq $(COUNT)); do \
-		BPFBENCH_RUNSTAMP=$(RUNSTAMP) $(GO) test $(EXEC) -ldflags '$(LDFLAGS)' -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count 1 ./bench || exit 1; \
+		BPFBENCH_RUNSTAMP=$(RUNSTAMP) $(GO) test $(EXEC) -ldflags '$(LDFLAGS)' -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count 1 ./bench -bpfbench.diag=$(abspath $(DIAG)) || exit 1; \
 	done | tee $(RESULT)
-	@echo saved $(RESULT)
+	@echo saved $(RESULT), diagnostics in $(DIAG)
 
 # Two runs of one commit, one after the other, are what the machine's
 # noise allows between runs: make compare holds every row's move against
@@ -90,15 +93,24 @@ smoke: ## run every benchmark briefly, failing if any fails (what CI does)
 # benchstat's default -table .config would put each file in a table of its
 # own and compare nothing: one table, a column per file (or per COL). By
 # default only the tables that say what changed (HEADLINE); ALL=1 prints
-# every unit's. Two instruction-count files compare as exact counts.
+# every unit's. Runs that never saw an uncontended core are left out
+# (report -uncontended). Two instruction-count files compare as exact
+# counts.
 HEADLINE  ?= .unit:(cycles/op OR delta-ns/op OR ns/pkt OR delta-ns/pkt OR instrs/op OR delta-instrs/op)
 compare: ## compare two results files: what changed, the shift all rows share, the rows beyond the machine's noise: make compare A=old.txt B=new.txt [COL=...] [ALL=1]
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=old.txt B=new.txt"; exit 2; }
 	@if grep -q '^virt: tcg-icount$$' $(A) && grep -q '^virt: tcg-icount$$' $(B) && test -z "$(ALL)"; then \
 		$(GO) run ./results/report -drift $(A) $(B); \
 	else \
-		$(GO) tool benchstat -table '' $(if $(COL),-col $(COL)) $(if $(ALL),,-filter '$(HEADLINE)') $(A) $(B) && echo && \
+		tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && mkdir "$$tmp/A" "$$tmp/B" && \
+		$(GO) run ./results/report -uncontended $(A) > "$$tmp/A/$(notdir $(A))" && \
+		$(GO) run ./results/report -uncontended $(B) > "$$tmp/B/$(notdir $(B))" && \
+		bs=$$($(GO) tool -n benchstat) && (cd "$$tmp" && $$bs -table '' $(if $(COL),-col $(COL)) $(if $(ALL),,-filter '$(HEADLINE)') A/$(notdir $(A)) B/$(notdir $(B))) && echo && \
 		$(GO) run ./results/report -drift $(A) $(B); \
+	fi
+	@if [ -n "$(ALL)" ] && [ -f "$(A:.txt=.diag)" ] && [ -f "$(B:.txt=.diag)" ]; then \
+		echo; echo "Diagnostics ($(A:.txt=.diag), $(B:.txt=.diag)):"; \
+		$(GO) tool benchstat -table '' $(A:.txt=.diag) $(B:.txt=.diag); \
 	fi
 
 .PHONY: report
@@ -128,5 +140,5 @@ vmsmoke: vmkernel ## run every benchmark once in a guest, with skip reasons, fai
 	$(VMGOTEST) -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -v ./bench
 
 .PHONY: kcfi-kernels
-kcfi-kernels: ## build the kCFI kernel pair (CONFIG_CFI_CLANG=y/n, clang) from Debian's linux-source-6.12 into .cache/kernels/6.12-kcfi, 6.12-nocfi (as root; 47 min on the Intel Xeon 6/167 VM, 2 vCPUs)
+kcfi-kernels: ## build the kCFI kernel pair (CONFIG_CFI_CLANG=y/n, clang) from Debian's linux-source-6.12 into .cache/kernels/6.12-kcfi, 6.12-nocfi (as root; most of an hour on 2 CPUs)
 	KERNELS_DIR=$(KERNELDIR) tools/kcfi

@@ -50,7 +50,7 @@ func (v afxdpVariant) kernelReceiver() rig.Receiver {
 // packet against XDP_DROP's 29.2 ns; l2fwd 3.20 Mpps against XDP_TX's
 // 14.53)?
 //
-// On the attach rig (bpf.Traffic), xsk_redirect (progs/afxdp.c) runs natively
+// On the attach rig (rig.Traffic), xsk_redirect (progs/afxdp.c) runs natively
 // on the receiving veth and redirects every frame through an XSKMAP to an
 // AF_XDP socket bound to the RX queue the generator's CPU fills; veth has no
 // zero-copy, so the kernel copies each frame into the socket's UMEM and
@@ -145,12 +145,12 @@ func BenchmarkAFXDP(b *testing.B) {
 // its namespace, and registers closing it. A zero-copy socket the driver
 // refuses skips, naming the errno (veth: EOPNOTSUPP, it has no zero-copy
 // support); every other error fails.
-func openXSK(tb testing.TB, t *rig.Traffic, queue int, zerocopy bool) *xsk.XSK {
+func openXSK(tb testing.TB, t *rig.Traffic, queue int, zerocopy bool) *xsk.Socket {
 	tb.Helper()
-	var x *xsk.XSK
+	var x *xsk.Socket
 	err := t.NS.Do(func() error {
 		var err error
-		x, err = xsk.NewXSK(xsk.XSKConfig{Ifindex: t.Pair.B.Index, Queue: queue, Zerocopy: zerocopy})
+		x, err = xsk.Open(xsk.Config{Ifindex: t.Pair.B.Index, Queue: queue, Zerocopy: zerocopy})
 		return err
 	})
 	if zerocopy && errors.Is(err, unix.EOPNOTSUPP) {
@@ -172,11 +172,11 @@ func openXSK(tb testing.TB, t *rig.Traffic, queue int, zerocopy bool) *xsk.XSK {
 // and returns running counts of the ns the application worked and the ns
 // it waited for its CPU. It spins, as xdpsock does, so that the kernel never
 // has to wake it: its CPU time is all of its time, and its work is the
-// wall time of its busy periods (XSK.Busy), plus its CPU's ksoftirqd's (an
+// wall time of its busy periods (Socket.Busy), plus its CPU's ksoftirqd's (an
 // l2fwd send runs the receiving end's softirq on this CPU, and what it
 // defers goes there). Time other tasks held the CPU inside a busy period
 // counts as work; remote-cpu-wait says how much they held it in all.
-func serveXSK(tb testing.TB, x *xsk.XSK, app string, cpu int) func() (work, wait int64, err error) {
+func serveXSK(tb testing.TB, x *xsk.Socket, app string, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
 	serveOn(tb, cpu, "AF_XDP "+app, &x.TID, func(stop *atomic.Bool) error { return x.Serve(app, stop) })
 	soft, serr := measure.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
@@ -234,7 +234,7 @@ func TestAFXDPOutputParses(t *testing.T) {
 		f.requireUnits(t, name, "capacity-pps", "sec/pkt", "gen-sec/pkt", "rx-sec/pkt", "lost-pkts", "lost-frac")
 		if strings.HasSuffix(name, "copy") {
 			f.requireUnits(t, name, "delta-sec/pkt", "remote-sec/pkt", "remote-cpu-busy", "remote-cpu-wait", "remote-bound")
-			if v, _ := f.results[name].Value("remote-bound"); v == 1 {
+			if v, _ := f.value(name, "remote-bound"); v == 1 {
 				f.requireUnits(t, name, "remote-pps")
 			}
 		} else if _, ok := f.results[name].Value("remote-sec/pkt"); ok {

@@ -41,12 +41,12 @@ func validateAttachFlags() error {
 		}
 		return nil
 	}
-	_, err := iface.CheckIface(ifaceTarget(), *flagIfaceOverride)
+	_, err := iface.Check(ifaceTarget(), *flagIfaceOverride)
 	return err
 }
 
-func ifaceTarget() iface.IfaceTarget {
-	return iface.IfaceTarget{Name: *flagIface, Netns: *flagIfaceNetns}
+func ifaceTarget() iface.Target {
+	return iface.Target{Name: *flagIface, Netns: *flagIfaceNetns}
 }
 
 // attachVariant is one row of the family's table.
@@ -163,7 +163,7 @@ func attachVariants(sweep bool) []attachVariant {
 // receiver called directly, or through the fallback of a full dispatcher:
 // docs/claims.md §1's 22.0 -> 29.4 Mpps, in ns per packet)?
 //
-// The rig (bpf.Traffic): a veth pair with 2 queues in a private namespace;
+// The rig (rig.Traffic): a veth pair with 2 queues in a private namespace;
 // an in-kernel generator (BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES)
 // redirects 64-byte UDP frames through a DEVMAP out of one end, and the
 // receiver under test runs on the other. Frames are counted in BPF on both
@@ -255,29 +255,29 @@ func ifaceVariants(sweep bool) []attachVariant {
 // once), detached at the end, and the device's XDP state is compared with
 // what it was. The link also detaches if the process dies.
 func benchAttachIface(b *testing.B) {
-	ifc, err := iface.CheckIface(ifaceTarget(), *flagIfaceOverride)
+	ifc, err := iface.Check(ifaceTarget(), *flagIfaceOverride)
 	if err != nil {
 		b.Fatal(err)
 	}
 	rs := rig.LoadReceivers(b)
 	vs := ifaceVariants(*flagAttachSweep)
-	l, mode, nativeErr := iface.AttachIface(b, ifc, rs.Prog(vs[0].action, vs[0].prog))
+	l, mode, nativeErr := iface.Attach(b, ifc, rs.Prog(vs[0].action, vs[0].prog))
 	if nativeErr != nil {
 		fmt.Fprintf(os.Stderr, "Attach on %s: native XDP failed (%v): measuring generic XDP\n", ifc, nativeErr)
 	}
 	dev := iface.SanitizeName(ifc.Name)
 	for _, v := range vs {
 		name := fmt.Sprintf("dev=%s/action=%s/mode=%s/prog=%s", dev, v.action, mode, v.prog)
-		var last *iface.IfaceSample
+		var last *iface.Sample
 		probe.Run(b, name, func(b *testing.B) {
 			if err := l.Update(rs.Prog(v.action, v.prog)); err != nil {
 				b.Fatalf("switch %s to %s/%s: %v", ifc, v.action, v.prog, err)
 			}
 			fmt.Fprintf(os.Stderr, "Attach on %s: %s XDP, program %s returning %s, for %v\n", ifc, mode, v.prog, v.action, *flagDuration)
-			var s iface.IfaceSample
+			var s iface.Sample
 			measure.Once(b, func() {
 				var err error
-				s, err = iface.SampleIface(ifc, rs.RxCount(), *flagDuration, time.Second, os.Stderr)
+				s, err = iface.Measure(ifc, rs.RxCount(), *flagDuration, time.Second, os.Stderr)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -293,7 +293,7 @@ func benchAttachIface(b *testing.B) {
 
 // ifaceRxBound says whether a real-NIC sample measures the receiver: its
 // busiest CPU was saturated, or the NIC dropped frames it had no time for.
-func ifaceRxBound(s iface.IfaceSample) (bound bool, lostFrac float64) {
+func ifaceRxBound(s iface.Sample) (bound bool, lostFrac float64) {
 	p := s.Packets()
 	if p+s.Missed > 0 {
 		lostFrac = float64(s.Missed) / float64(p+s.Missed)
@@ -301,7 +301,7 @@ func ifaceRxBound(s iface.IfaceSample) (bound bool, lostFrac float64) {
 	return p > 0 && (s.Busy() >= 0.9 || lostFrac >= 0.001), lostFrac
 }
 
-func reportIface(b *testing.B, s iface.IfaceSample) {
+func reportIface(b *testing.B, s iface.Sample) {
 	b.Helper()
 	p := s.Packets()
 	measure.Report(b, 0, "ns/op")
@@ -310,14 +310,14 @@ func reportIface(b *testing.B, s iface.IfaceSample) {
 		measure.Report(b, s.NsPerPkt(), "ns/pkt")
 	}
 	busy := s.Busy()
-	measure.Report(b, busy, "rx-cpu-busy")
-	measure.Report(b, float64(s.Missed), "lost-pkts")
+	measure.Diag(b, busy, "rx-cpu-busy")
+	measure.Diag(b, float64(s.Missed), "lost-pkts")
 	rxBound, lostFrac := ifaceRxBound(s)
-	measure.Report(b, lostFrac, "lost-frac")
+	measure.Diag(b, lostFrac, "lost-frac")
 	measure.Report(b, b2f(rxBound), "rx-bound")
 }
 
-func ifaceVerdict(s iface.IfaceSample) string {
+func ifaceVerdict(s iface.Sample) string {
 	p, busy := s.Packets(), s.Busy()
 	rxBound, _ := ifaceRxBound(s)
 	var msg strings.Builder
@@ -340,13 +340,12 @@ func TestAttachOutputParses(t *testing.T) {
 	host.RequireRoot(t)
 	requireLiveFrames(t)
 	before := snapshot(t)
-	stdout, stderr, err := runSuite(t, nil, "-test.run=^$",
-		"-test.bench=^BenchmarkAttach$/^action=(none|drop)$/^mode=(none|native)$/^prog=(none|drop)$/^dispatcher=(direct|full)$",
-		"-test.benchtime=100x")
-	if err != nil {
-		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
+	run := runFamily(t, "^BenchmarkAttach$/^action=(none|drop)$/^mode=(none|native)$/^prog=(none|drop)$/^dispatcher=(direct|full)$")
+	var results []*benchfmt.Result
+	for _, n := range run.order {
+		results = append(results, run.results[n])
 	}
-	results, units := readResults(t, stdout)
+	units, stdout, stderr := run.units, run.stdout, run.stderr
 	want := []string{
 		"Attach/action=none/mode=none/prog=none/dispatcher=direct",
 		"Attach/action=drop/mode=native/prog=drop/dispatcher=direct",
@@ -359,11 +358,7 @@ func TestAttachOutputParses(t *testing.T) {
 		if got := string(results[i].Name.Full()); !strings.HasPrefix(got, w+"-") {
 			t.Errorf("result %d is %q, want %s-<procs>", i, got, w)
 		}
-		for _, unit := range []string{"capacity-pps", "sec/pkt", "gen-sec/pkt", "lost-pkts", "lost-frac"} {
-			if _, ok := results[i].Value(unit); !ok {
-				t.Errorf("%s lacks %s", w, unit)
-			}
-		}
+		run.requireUnits(t, w, "capacity-pps", "sec/pkt", "gen-sec/pkt", "lost-pkts", "lost-frac")
 		if _, ok := results[i].Value("sec/op"); ok {
 			t.Errorf("%s reports sec/op: one op is not one packet", w)
 		}
@@ -423,27 +418,20 @@ func TestAttachIface(t *testing.T) {
 	before := snapshot(t)
 
 	stop := tr.Flood(100_000)
-	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench=^BenchmarkAttach$", "-test.benchtime=1x",
+	run := runVerbose(t, nil, "-test.run=^$", "-test.bench=^BenchmarkAttach$", "-test.benchtime=1x",
 		"-bpfbench.iface="+tr.Pair.B.Name, "-bpfbench.iface-netns="+tr.NS.Name, "-bpfbench.duration=1s")
 	_, sendErr := stop()
-	if err != nil {
-		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
-	}
 	if sendErr != nil {
 		t.Fatal(sendErr)
 	}
-	results, _ := readResults(t, stdout)
+	stdout, stderr := run.stdout, run.stderr
 	var names []string
-	for _, res := range results {
-		names = append(names, string(res.Name.Full()))
-		if v, _ := res.Value("pps"); v <= 0 {
-			t.Errorf("%s: %v pps with traffic flowing", res.Name.Full(), v)
+	for _, n := range run.order {
+		names = append(names, n+"-")
+		if v, _ := run.value(n, "pps"); v <= 0 {
+			t.Errorf("%s: %v pps with traffic flowing", n, v)
 		}
-		for _, unit := range []string{"sec/pkt", "rx-cpu-busy", "lost-pkts", "rx-bound"} {
-			if _, ok := res.Value(unit); !ok {
-				t.Errorf("%s lacks %s", res.Name.Full(), unit)
-			}
-		}
+		run.requireUnits(t, n, "sec/pkt", "rx-cpu-busy", "lost-pkts", "rx-bound")
 	}
 	for i, w := range []string{"Attach/dev=v0b/action=drop/mode=native/prog=drop", "Attach/dev=v0b/action=pass/mode=native/prog=drop"} {
 		if i >= len(names) || !strings.HasPrefix(names[i], w+"-") {
@@ -526,7 +514,7 @@ func TestAttachIfaceRefuses(t *testing.T) {
 	requireSameState(t, before)
 
 	t.Run("override", func(t *testing.T) {
-		stdout, stderr, err := runSuite(t, nil, append(bench, "-bpfbench.iface=v0b", "-bpfbench.iface-netns="+ns.Name, "-bpfbench.iface-override")...)
+		stdout, stderr, err := runSuite(t, nil, append(bench, "-bpfbench.iface=v0b", "-bpfbench.iface-netns="+ns.Name, "-bpfbench.iface-override", "-test.v")...)
 		if err != nil {
 			t.Fatalf("with override: %v\n%s\n%s", err, stdout, stderr)
 		}

@@ -199,7 +199,7 @@ func (f *callFamily) counters(tb testing.TB) (runs, tailRuns, hops uint64) {
 //     the same hops is the indirect jump's cost.
 //
 // The entry programs are XDP programs held in the dispatcher (attached to lo
-// in a private namespace, see bpf.Holder), as in BenchmarkXDP: each call
+// in a private namespace, see rig.Holder), as in BenchmarkXDP: each call
 // reaches the entry through the same direct call, so the deltas are the
 // call mechanisms alone, and the family's inline baseline is BenchmarkXDP's
 // drop plus one counter. (A SCHED_CLS loop would avoid the dispatcher but

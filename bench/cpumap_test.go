@@ -44,7 +44,7 @@ const cpumapQsize = 2048
 // skb is built, and what does the redirect cost the receiving CPU next to
 // dropping in place?
 //
-// On the attach rig (bpf.Traffic), cpu_redirect (progs/cpumap.c) runs
+// On the attach rig (rig.Traffic), cpu_redirect (progs/cpumap.c) runs
 // natively on the receiving veth and redirects every frame to the CPU the
 // generator does not use. At the end of each NAPI poll the frames go in
 // bulk into that CPU's ring, which its kthread (cpumap/<cpu>/map:<id>)

@@ -42,7 +42,9 @@ var (
 	flagLockWait   = durationFlag("bpfbench.lockwait", 30*time.Second, wantLockWait, "`duration` to wait for another bpfbench run to finish")
 	flagResol      = newFlag("bpfbench.resolution", 0.0, func(s string) (float64, error) { return strconv.ParseFloat(strings.TrimSuffix(s, "ns"), 64) }, wantResol,
 		"go on measuring a sub-benchmark past -benchtime until its paired difference's 95% half-width is at most this many `ns` (0: off)", false)
-	flagBudget  = durationFlag("bpfbench.budget", 60*time.Second, wantBudget, "with -bpfbench.resolution: the most `time` one sub-benchmark measures")
+	flagBudget = durationFlag("bpfbench.budget", 60*time.Second, wantBudget, "with -bpfbench.resolution: the most `time` one sub-benchmark measures")
+	flagDiag   = newFlag("bpfbench.diag", "", func(s string) (string, error) { return s, nil }, "want a file name",
+		"append every row's diagnostics (clock rate, kernel's average, call cost, calls measured again, stolen time, losses) to this `file`, as benchmark lines", false)
 	flagLayouts = intFlag("bpfbench.layouts", 8, wantLayouts, "`loads` of each measured program that the rounds take in turn, so that a figure does not depend on where one load's JIT image lies (1: one load; unset, 1 in an emulated guest)")
 )
 
@@ -188,8 +190,35 @@ func run(m *testing.M) int {
 		// After the results, in lines benchfmt passes over: what was
 		// measured, what was skipped and why, what to read with care.
 		probe.WriteSummary(os.Stdout)
+		if err := writeDiagnostics(*flagDiag); err != nil {
+			fmt.Fprintln(os.Stderr, "bpfbench:", err)
+			return 1
+		}
 	}
 	return code
+}
+
+// writeDiagnostics appends the run's diagnostics to path (nothing when
+// path is empty), after the run's labels, so that the file reads as a
+// results file of its own: benchstat and make compare ALL=1 read it.
+func writeDiagnostics(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("diagnostics: %w", err)
+	}
+	ls := append(labels.All(), labels.Label{Key: "layouts", Value: strconv.Itoa(layouts())})
+	if err := labels.Write(f, ls); err != nil {
+		f.Close()
+		return fmt.Errorf("diagnostics: %w", err)
+	}
+	if err := probe.WriteDiagnostics(f); err != nil {
+		f.Close()
+		return fmt.Errorf("diagnostics: %w", err)
+	}
+	return f.Close()
 }
 
 // xdpProgsLabel counts the XDP programs loaded before the suite loaded
@@ -243,22 +272,33 @@ func benchOptions() measure.BenchOptions {
 		cpu = runtime.NumCPU() - 1
 	}
 	return measure.BenchOptions{CPU: cpu, CallTime: *flagCallTime, Interleave: *flagInterleave,
-		Resolution: *flagResol, MaxTime: *flagBudget, Contention: contention}
+		Resolution: *flagResol, MaxTime: *flagBudget, Contention: contention, Icount: icounting(), Emulated: probe.Emulated()}
 }
+
+// icounting says the guest's clocks count instructions.
+func icounting() bool { _, ok := probe.Icount(); return ok }
 
 // contention is the run's record of the measuring core's load, shared by
 // every family: a contended state can outlast a family.
 var contention = new(measure.Contention)
 
-// failEnv names a point at which the suite fails on purpose (see
-// failpoint): how tests prove that a run failing half-way leaves the
-// machine as it found it.
+// failEnv names a point at which the suite fails on purpose, or with
+// "block:" before it stops there until killed (see failpoint): how tests
+// prove that a run failing or killed half-way leaves the machine as it
+// found it, or that the next run repairs it.
 const failEnv = "BPFBENCH_FAIL_AT"
 
-// failpoint fails tb when failEnv names this point.
+// failpoint fails tb when failEnv names this point, and blocks forever,
+// after saying so on stderr, when it names it after "block:".
 func failpoint(tb testing.TB, name string) {
 	tb.Helper()
-	if os.Getenv(failEnv) == name {
+	switch os.Getenv(failEnv) {
+	case name:
 		tb.Fatalf("failing on purpose at %s (%s)", name, failEnv)
+	case "block:" + name:
+		fmt.Fprintf(os.Stderr, "bpfbench: blocking at %s (%s) until killed\n", name, failEnv)
+		for {
+			time.Sleep(time.Hour)
+		}
 	}
 }

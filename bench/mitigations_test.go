@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -46,24 +45,6 @@ func (v mitigationVariant) name() string {
 		spec = v.spec.name
 	}
 	return fmt.Sprintf("prog=%s/stats=%s/harden=%s/spec=%s", v.prog, stats, v.harden, spec)
-}
-
-// specControl is a per-task speculation control of prctl(2)
-// PR_SET_SPECULATION_CTRL.
-type specControl struct {
-	name  string // the variant's spec= value
-	which int    // PR_SPEC_*
-	cname string // the constant, for messages
-	boot  string // the boot option that offers it per task
-}
-
-var specControls = []*specControl{
-	// STIBP for the task (and IBPB when switching to it): indirect branch
-	// prediction no longer shared with the sibling thread.
-	{"indirect-branch", unix.PR_SPEC_INDIRECT_BRANCH, "PR_SPEC_INDIRECT_BRANCH", "spectre_v2_user=prctl|seccomp"},
-	// SSBD while the task runs, kernel code included: loads wait for
-	// older stores' addresses.
-	{"store-bypass", unix.PR_SPEC_STORE_BYPASS, "PR_SPEC_STORE_BYPASS", "spec_store_bypass_disable=prctl|seccomp"},
 }
 
 // mitigationVariants: baseline first, then one toggle at a time. parse gets
@@ -129,7 +110,7 @@ func loadHardened(tb testing.TB, level string) []*bpf.XDPObjects {
 		s := &scopedTB{TB: tb}
 		defer s.end()
 		host.SetSysctl(s, hardenSysctl, level)
-		blockpoint(tb, "harden-"+level)
+		failpoint(tb, "harden-"+level)
 		for range layouts() {
 			objs := new(bpf.XDPObjects)
 			if err := bpf.LoadXDPObjects(objs, nil); err != nil {
@@ -143,7 +124,7 @@ func loadHardened(tb testing.TB, level string) []*bpf.XDPObjects {
 }
 
 // scopedTB runs the cleanups registered through it when end is called, not
-// when the test ends: bpf.SetSysctl for the length of a function.
+// when the test ends: host.SetSysctl for the length of a function.
 type scopedTB struct {
 	testing.TB
 	cleanups []func()
@@ -304,84 +285,6 @@ func jitedBytes(p *ebpf.Program) (uint32, error) {
 	return n, nil
 }
 
-// getSpec returns PR_GET_SPECULATION_CTRL for c on the calling thread.
-func getSpec(c *specControl) (int, error) {
-	r, err := unix.PrctlRetInt(unix.PR_GET_SPECULATION_CTRL, uintptr(c.which), 0, 0, 0)
-	if err != nil {
-		return 0, fmt.Errorf("prctl(PR_GET_SPECULATION_CTRL, %s): %w", c.cname, err)
-	}
-	return r, nil
-}
-
-func setSpec(c *specControl, value int) error {
-	if err := unix.Prctl(unix.PR_SET_SPECULATION_CTRL, uintptr(c.which), uintptr(value), 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_SPECULATION_CTRL, %s, %s): %w (%s)", c.cname, specValueName(value), err, errnoName(err))
-	}
-	return nil
-}
-
-// specValueName spells out a PR_GET_SPECULATION_CTRL result.
-func specValueName(v int) string {
-	if v == unix.PR_SPEC_NOT_AFFECTED {
-		return "PR_SPEC_NOT_AFFECTED"
-	}
-	var names []string
-	for _, b := range []struct {
-		bit  int
-		name string
-	}{
-		{unix.PR_SPEC_PRCTL, "PR_SPEC_PRCTL"}, {unix.PR_SPEC_ENABLE, "PR_SPEC_ENABLE"},
-		{unix.PR_SPEC_DISABLE, "PR_SPEC_DISABLE"}, {unix.PR_SPEC_FORCE_DISABLE, "PR_SPEC_FORCE_DISABLE"},
-		{unix.PR_SPEC_DISABLE_NOEXEC, "PR_SPEC_DISABLE_NOEXEC"},
-	} {
-		if v&b.bit != 0 {
-			names = append(names, b.name)
-			v &^= b.bit
-		}
-	}
-	if v != 0 {
-		names = append(names, fmt.Sprintf("%#x", v))
-	}
-	return strings.Join(names, "|")
-}
-
-func errnoName(err error) string {
-	var e unix.Errno
-	if errors.As(err, &e) {
-		if n := unix.ErrnoName(e); n != "" {
-			return n
-		}
-	}
-	return "not an errno"
-}
-
-// specAvailable tells why control c cannot be changed per task on this
-// kernel, or "" when it can. It tries the change on the calling (locked)
-// thread, and undoes it if it worked.
-func specAvailable(c *specControl) (string, error) {
-	prev, err := getSpec(c)
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENODEV) {
-		return fmt.Sprintf("the kernel has no per-task control %s: %v (%s)", c.cname, err, errnoName(err)), nil
-	}
-	if err != nil {
-		return "", err
-	}
-	if prev == unix.PR_SPEC_NOT_AFFECTED {
-		return fmt.Sprintf("the CPU is not affected by what %s controls (PR_GET_SPECULATION_CTRL: PR_SPEC_NOT_AFFECTED): nothing to measure", c.cname), nil
-	}
-	if prev&unix.PR_SPEC_DISABLE != 0 || prev&unix.PR_SPEC_FORCE_DISABLE != 0 {
-		return fmt.Sprintf("%s is already disabled for this task (PR_GET_SPECULATION_CTRL: %s): nothing to compare", c.cname, specValueName(prev)), nil
-	}
-	if err := setSpec(c, unix.PR_SPEC_DISABLE); err != nil {
-		if errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ERANGE) || errors.Is(err, unix.EINVAL) {
-			return fmt.Sprintf("the kernel offers no per-task control %s: %v; PR_GET_SPECULATION_CTRL says %s (it needs %s)",
-				c.cname, err, specValueName(prev), c.boot), nil
-		}
-		return "", err
-	}
-	return "", setSpec(c, unix.PR_SPEC_ENABLE)
-}
-
 // BenchmarkMitigations answers: what do the checks and mitigations that can
 // change at run time cost one XDP program run, on this kernel? Every
 // variant is the xdp.c drop (or parse) program in a test_run loop, held in
@@ -402,7 +305,7 @@ func specAvailable(c *specControl) (string, error) {
 //     XORed back at run time). Hardening applies when the JIT compiles a
 //     program, so the family loads one copy of the programs per level up
 //     front (set the sysctl, load, restore it: journalled by
-//     bpf.SetSysctl) and the levels then coexist and interleave without
+//     host.SetSysctl) and the levels then coexist and interleave without
 //     flipping the sysctl each round. Every variant reports jited-bytes,
 //     the JIT image size, so hardening shows even where the time does not
 //     move. Level 1 hardens only programs loaded without CAP_BPF: the suite
@@ -481,7 +384,7 @@ func (f *mitigationsFamily) bench(b *testing.B, v mitigationVariant, base *mitig
 
 // benchSpec measures a speculation control variant. The control is per
 // thread, so it is set and cleared by the loops' Prepare, which runs on
-// the measuring thread (bpf.Bench locks it and pins it to a CPU). This
+// the measuring thread (measure.Bench locks it and pins it to a CPU). This
 // goroutine locks the thread first, so it is still on that thread when
 // Bench returns and can put the control back; if that fails, the thread
 // stays locked and dies with the goroutine instead of carrying the
@@ -551,6 +454,7 @@ func TestStatsToggle(t *testing.T) {
 	// One load each: which load a measurement takes is not what this
 	// checks, and the check that a loop ran reads the first.
 	on.Layouts, off.Layouts = nil, nil
+	on.Emulated, off.Emulated = probe.Emulated(), probe.Emulated()
 	err := measure.Pinned(benchOptions().CPU, func() error {
 		for i, l := range []*measure.Loop{off, on, off, on, off} {
 			w, err := watchStats([]*measure.Loop{on, off}, []bool{l == on, false})
@@ -648,23 +552,6 @@ func TestHardenReload(t *testing.T) {
 	}
 }
 
-// blockEnv names a point at which the suite stops and waits to be killed
-// (see blockpoint): how a test catches a run in the middle of a change.
-const blockEnv = "BPFBENCH_BLOCK_AT"
-
-// blockpoint blocks forever when blockEnv names this point, after saying
-// so on stderr.
-func blockpoint(tb testing.TB, name string) {
-	tb.Helper()
-	if os.Getenv(blockEnv) != name {
-		return
-	}
-	fmt.Fprintf(os.Stderr, "bpfbench: blocking at %s (%s) until killed\n", name, blockEnv)
-	for {
-		time.Sleep(time.Hour)
-	}
-}
-
 // TestHardenKilled SIGKILLs a run while it has net.core.bpf_jit_harden
 // changed (loading the harden=2 programs of BenchmarkMitigations), checks
 // that the change outlives it, and that the next run restores it and says
@@ -678,12 +565,7 @@ func TestHardenKilled(t *testing.T) {
 		level = "1"
 	}
 
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkMitigations$", "-test.benchtime=1x")
-	cmd.Env = append(os.Environ(), blockEnv+"=harden-"+level)
-	if f := host.HeldLockFile(); f != nil {
-		cmd.ExtraFiles = []*os.File{f}
-		cmd.Env = append(cmd.Env, host.LockFDEnv+"=3")
-	}
+	cmd := suiteCmd("", []string{failEnv + "=block:harden-" + level}, true, "-test.run=^$", "-test.bench=^BenchmarkMitigations$", "-test.benchtime=1x")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

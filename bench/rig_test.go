@@ -50,15 +50,23 @@ func inKernel(b *testing.B, t *rig.Traffic, r rig.Receiver, o measure.BenchOptio
 }
 
 // say prints a row's verdict once, for its last run, on stderr, as
-// "Family/row: msg": a benchmark's log would repeat for every b.N tried
-// and be cut at 10 lines. No line starts "lowercase-word:", which benchfmt
-// would read as a configuration line (go test merges stderr into stdout).
+// "Family/row: msg", with -test.v only: a results file keeps benchmark
+// lines, not paragraphs between them. A verdict that says the row's
+// figure is not what it seems (its first words in capitals, such as
+// "NOT REMOTE-BOUND: ...") is also flagged in the run's summary. No line
+// starts "lowercase-word:", which benchfmt would read as a configuration
+// line (go test merges stderr into stdout).
 func say(b *testing.B, row, msg string) {
 	if msg == "" {
 		return
 	}
-	family := strings.TrimPrefix(b.Name(), "Benchmark")
-	fmt.Fprintf(os.Stderr, "%s/%s: %s\n", family, row, msg)
+	name := b.Name() + "/" + row
+	if head, _, ok := strings.Cut(msg, ":"); ok && head == strings.ToUpper(head) && strings.ContainsAny(head, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+		probe.FlagName(name, head)
+	}
+	if testing.Verbose() {
+		fmt.Fprintf(os.Stderr, "%s: %s\n", strings.TrimPrefix(name, "Benchmark"), msg)
+	}
 }
 
 // serveOn runs serve on a thread pinned to cpu until tb's cleanup stops
@@ -237,11 +245,11 @@ func (s *stage) verdict(what string, cpu int, lostFrac, senderNs float64, where 
 func (s *stage) report(b *testing.B, lostFrac, senderNs float64) {
 	b.Helper()
 	measure.Report(b, s.nsPerPkt(), "remote-ns/pkt")
-	measure.Report(b, s.busyFrac(), "remote-cpu-busy")
-	measure.Report(b, s.waitFrac(), "remote-cpu-wait")
-	measure.Report(b, b2f(s.bound(lostFrac, senderNs)), "remote-bound")
+	measure.Diag(b, s.busyFrac(), "remote-cpu-busy")
+	measure.Diag(b, s.waitFrac(), "remote-cpu-wait")
+	measure.Diag(b, b2f(s.bound(lostFrac, senderNs)), "remote-bound")
 	if s.bound(lostFrac, senderNs) {
-		measure.Report(b, 1e9/s.nsPerPkt(), "remote-pps")
+		measure.Diag(b, 1e9/s.nsPerPkt(), "remote-pps")
 	}
 }
 
@@ -325,7 +333,7 @@ func reportAttach(b *testing.B, r rig.Receiver, res rig.TrafficResult) {
 	measure.Report(b, res.PPS, "capacity-pps")
 	measure.Report(b, res.Ns, "ns/pkt")
 	if res.HaveGen {
-		measure.Report(b, res.GenNs, "gen-ns/pkt")
+		measure.Diag(b, res.GenNs, "gen-ns/pkt")
 	}
 	if !r.GeneratorOnly() && res.HaveGen {
 		measure.Report(b, res.RxNs, "rx-ns/pkt")
@@ -340,8 +348,8 @@ func reportAttach(b *testing.B, r rig.Receiver, res rig.TrafficResult) {
 			measure.Report(b, res.DeltaCI95, "delta-ci95-ns")
 		}
 	}
-	measure.Report(b, float64(res.Lost), "lost-pkts")
-	measure.Report(b, res.LostFrac, "lost-frac")
+	measure.Diag(b, float64(res.Lost), "lost-pkts")
+	measure.Diag(b, res.LostFrac, "lost-frac")
 }
 
 func b2f(v bool) float64 {

@@ -127,23 +127,9 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 // PID, if the test ends while it still runs.
 func startChild(t *testing.T, o suiteChildOpts, args ...string) *suiteChild {
 	t.Helper()
-	bin := o.bin
-	if bin == "" {
-		bin = os.Args[0]
-	}
 	c := &suiteChild{ready: make(chan string, 1), done: make(chan struct{})}
-	c.cmd = exec.Command(bin, args...)
+	c.cmd = suiteCmd(o.bin, o.env, o.lock, args...)
 	c.cmd.Dir = o.dir
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, host.LockFDEnv+"=") && !strings.HasPrefix(e, scenarioEnv+"=") && !strings.HasPrefix(e, failEnv+"=") {
-			c.cmd.Env = append(c.cmd.Env, e)
-		}
-	}
-	c.cmd.Env = append(c.cmd.Env, o.env...)
-	if f := host.HeldLockFile(); o.lock && f != nil {
-		c.cmd.ExtraFiles = []*os.File{f}
-		c.cmd.Env = append(c.cmd.Env, host.LockFDEnv+"=3")
-	}
 	if o.cred != nil {
 		c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.cred}
 	}
@@ -159,7 +145,7 @@ func startChild(t *testing.T, o suiteChildOpts, args ...string) *suiteChild {
 	}
 	c.cmd.Stderr = lockedWriter{c, &c.err2}
 	if err := c.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
+		t.Fatalf("start %s: %v", c.cmd.Path, err)
 	}
 	go func() {
 		s := bufio.NewScanner(stdout)

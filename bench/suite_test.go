@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -19,16 +20,33 @@ import (
 // suite, handing it the bpfbench lock this process holds.
 func runSuite(t *testing.T, env []string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), env...)
-	if f := host.HeldLockFile(); f != nil {
-		cmd.ExtraFiles = []*os.File{f}
-		cmd.Env = append(cmd.Env, host.LockFDEnv+"=3")
-	}
+	cmd := suiteCmd("", env, true, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
 	return out.String(), errOut.String(), err
+}
+
+// suiteCmd is the one way the tests start the suite as a child: the test
+// binary bin (this one when ""), with this process's environment less its
+// lock, scenario and fault variables, then env, and, with lock, the
+// bpfbench lock this process holds handed to the child.
+func suiteCmd(bin string, env []string, lock bool, args ...string) *exec.Cmd {
+	if bin == "" {
+		bin = os.Args[0]
+	}
+	cmd := exec.Command(bin, args...)
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, host.LockFDEnv+"=") && !strings.HasPrefix(e, scenarioEnv+"=") && !strings.HasPrefix(e, failEnv+"=") {
+			cmd.Env = append(cmd.Env, e)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	if f := host.HeldLockFile(); lock && f != nil {
+		cmd.ExtraFiles = []*os.File{f}
+		cmd.Env = append(cmd.Env, host.LockFDEnv+"=3")
+	}
+	return cmd
 }
 
 // requireLiveFrames skips a test of a family built on the veth rig where
@@ -89,7 +107,8 @@ func readResults(t *testing.T, out string) ([]*benchfmt.Result, benchfmt.UnitMet
 // /key=value names must be there.
 func TestOutputParses(t *testing.T) {
 	host.RequireRoot(t)
-	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench=^BenchmarkXDP$/^prog=(drop|parse)$/^size=64$", "-test.benchtime=100x")
+	diagPath := filepath.Join(t.TempDir(), "run.diag")
+	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench=^BenchmarkXDP$/^prog=(drop|parse)$/^size=64$", "-test.benchtime=100x", "-bpfbench.diag="+diagPath)
 	if err != nil {
 		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
 	}
@@ -121,21 +140,35 @@ func TestOutputParses(t *testing.T) {
 	if _, parts := parse.Name.Parts(); len(parts) < 2 || string(parts[0]) != "/prog=parse" || string(parts[1]) != "/size=64" {
 		t.Errorf("benchfmt splits the name into %q", parts)
 	}
-	for _, unit := range []string{"sec/op", "kernel-sec/op", "call-us", "delta-sec/op"} {
+	// The line carries what compares; the diagnostics go to their file.
+	for _, unit := range []string{"sec/op", "delta-sec/op"} {
 		if _, ok := parse.Value(unit); !ok {
 			t.Errorf("parse result lacks %s", unit)
+		}
+	}
+	diag := readDiagnostics(t, diagPath)
+	for _, unit := range []string{"kernel-sec/op", "call-us", "remeasured", "clock-disagree", "delta-rel"} {
+		if _, ok := parse.Value(unit); ok {
+			t.Errorf("parse result carries the diagnostic %s", unit)
+		}
+		if d := diag["XDP/prog=parse/size=64"]; d == nil {
+			t.Fatalf("no diagnostics of XDP/prog=parse/size=64 in %s: %v", diagPath, diag)
+		} else if _, ok := d.Value(unit); !ok {
+			t.Errorf("parse's diagnostics lack %s", unit)
 		}
 	}
 	if _, ok := base.Value("delta-sec/op"); ok {
 		t.Error("the baseline reports a delta against itself")
 	}
 	// Cycles where the suite times its multiplication chain on a CPU
-	// that keeps time (amd64, not emulated); none where the cycles would
-	// be nobody's.
+	// that keeps time (amd64, not emulated), with the clock rate among
+	// the diagnostics, and the contended share; none where the cycles
+	// would be nobody's.
 	_, cycles := parse.Value("cycles/op")
-	_, ghz := parse.Value("core-ghz")
-	if want := runtime.GOARCH == "amd64" && !probe.Emulated(); cycles != want || ghz != want {
-		t.Errorf("cycles/op reported %v, core-ghz %v: want %v (emulated: %v)", cycles, ghz, want, probe.Emulated())
+	_, contended := parse.Value("contended-frac")
+	_, ghz := diag["XDP/prog=parse/size=64"].Value("core-ghz")
+	if want := runtime.GOARCH == "amd64" && !probe.Emulated(); cycles != want || ghz != want || contended != want {
+		t.Errorf("cycles/op reported %v, core-ghz %v, contended-frac %v: want %v (emulated: %v)", cycles, ghz, contended, want, probe.Emulated())
 	}
 	if u := units[benchfmt.UnitMetadataKey{Unit: "delta-sec/op", Key: "better"}]; u == nil || u.Value != "lower" {
 		t.Errorf("no Unit line says delta-ns/op is better lower")
@@ -165,7 +198,8 @@ type familyRun struct {
 	results map[string]*benchfmt.Result // by name, without -<procs>
 	order   []string
 	units   benchfmt.UnitMetadataMap
-	skips   map[string]string // sub-benchmark name: reason
+	skips   map[string]string           // sub-benchmark name: reason
+	diag    map[string]*benchfmt.Result // -bpfbench.diag's lines, by name
 	stdout  string
 	stderr  string
 }
@@ -179,21 +213,64 @@ func (f familyRun) requireUnits(t *testing.T, name string, units ...string) {
 		return
 	}
 	for _, u := range units {
-		if _, ok := res.Value(u); !ok {
-			t.Errorf("%s lacks %s", name, u)
+		_, ok := res.Value(u)
+		if d := f.diag[name]; !ok && d != nil {
+			_, ok = d.Value(u)
+		}
+		if !ok {
+			t.Errorf("%s lacks %s, on its line and in its diagnostics", name, u)
 		}
 	}
+}
+
+// value is row name's value of unit, on its line or among its
+// diagnostics.
+func (f familyRun) value(name, unit string) (float64, bool) {
+	if r := f.results[name]; r != nil {
+		if v, ok := r.Value(unit); ok {
+			return v, true
+		}
+	}
+	if d := f.diag[name]; d != nil {
+		return d.Value(unit)
+	}
+	return 0, false
+}
+
+// readDiagnostics reads a -bpfbench.diag file as benchstat would, by
+// name without "Benchmark" (as familyRun's results).
+func readDiagnostics(t *testing.T, path string) map[string]*benchfmt.Result {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("diagnostics: %v", err)
+	}
+	results, _ := readResults(t, string(data))
+	out := map[string]*benchfmt.Result{}
+	for _, r := range results {
+		out[strings.TrimPrefix(string(r.Name.Full()), "Benchmark")] = r
+	}
+	return out
 }
 
 // runFamily runs the benchmarks bench selects briefly (-benchtime 100x,
 // verbose so that skips say why) and parses the output.
 func runFamily(t *testing.T, bench string) familyRun {
 	t.Helper()
-	stdout, stderr, err := runSuite(t, nil, "-test.run=^$", "-test.bench="+bench, "-test.benchtime=100x", "-test.v")
+	return runVerbose(t, nil, "-test.run=^$", "-test.bench="+bench, "-test.benchtime=100x")
+}
+
+// runVerbose runs the suite with args as runSuite does, verbose and
+// writing its diagnostics, and parses the output.
+func runVerbose(t *testing.T, env []string, args ...string) familyRun {
+	t.Helper()
+	diagPath := filepath.Join(t.TempDir(), "run.diag")
+	stdout, stderr, err := runSuite(t, env, append(args, "-test.v", "-bpfbench.diag="+diagPath)...)
 	if err != nil {
 		t.Fatalf("suite failed: %v\n%s\n%s", err, stdout, stderr)
 	}
-	run := familyRun{results: map[string]*benchfmt.Result{}, skips: map[string]string{}, stdout: stdout, stderr: stderr}
+	run := familyRun{results: map[string]*benchfmt.Result{}, skips: map[string]string{}, stdout: stdout, stderr: stderr,
+		diag: readDiagnostics(t, diagPath)}
 	// -test.v adds "=== RUN" lines, a line with each benchmark's bare name
 	// (which benchfmt would call malformed), and skip reasons under
 	// "--- SKIP: name".

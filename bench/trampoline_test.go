@@ -686,6 +686,7 @@ func TestTrampolineDriverCounts(t *testing.T) {
 	loop := &measure.Loop{
 		Prog: drv, Runs: f.core.Calls, Iterations: f.core.Iterations,
 		Counters: []measure.Counter{{Name: "driver runs", Var: f.core.Runs, PerCall: 1}},
+		Emulated: probe.Emulated(),
 	}
 	err := measure.Pinned(benchOptions().CPU, func() error {
 		s, err := loop.Measure(100_000)

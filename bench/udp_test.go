@@ -61,7 +61,7 @@ const skMeminfoDrops, skMeminfoVars = 8, 9
 // when it is the bottleneck (docs/claims.md §5: udpgso_bench_rx, ~1.1M calls/s,
 // and a result from a receiver that was not CPU-bound is no result)?
 //
-// On the attach rig (bpf.Traffic) the receiving veth passes the generator's
+// On the attach rig (rig.Traffic) the receiving veth passes the generator's
 // frames to the stack (a native XDP_PASS, as BenchmarkAttach's action=pass),
 // which delivers them on the generating CPU to a socket bound to the
 // namespace's own address and the frames' port. The receive loop runs on a
@@ -308,7 +308,7 @@ func TestUDPOutputParses(t *testing.T) {
 	f := runFamily(t, "^BenchmarkUDP$")
 	f.requireUnits(t, "UDP/recv=none", "capacity-pps", "sec/pkt", "rx-sec/pkt", "lost-pkts")
 	if res := f.results["UDP/recv=none"]; res != nil {
-		if lost, _ := res.Value("lost-pkts"); lost != 0 {
+		if lost, _ := f.value("UDP/recv=none", "lost-pkts"); lost != 0 {
 			t.Errorf("Udp NoPorts missed %v frames", lost)
 		}
 	}
@@ -320,7 +320,7 @@ func TestUDPOutputParses(t *testing.T) {
 			t.Errorf("%s both gave a result and skipped", name)
 		case res != nil:
 			f.requireUnits(t, name, "remote-sec/pkt", "remote-pps", "calls/s", "remote-cpu-busy", "remote-cpu-wait", "remote-bound")
-			if v, _ := res.Value("remote-bound"); v != 1 {
+			if v, _ := f.value(name, "remote-bound"); v != 1 {
 				t.Errorf("%s: a result with remote-bound %v", name, v)
 			}
 		case !strings.Contains(reason, "NOT SATURATED, no result"):

@@ -3,7 +3,6 @@ package host
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -71,11 +70,11 @@ func NewNetns(tb testing.TB) *Netns {
 	tb.Helper()
 	ns, err := newNetns()
 	if err != nil {
-		tb.Fatalf("bpf: create network namespace: %v", err)
+		tb.Fatalf("host: create network namespace: %v", err)
 	}
 	tb.Cleanup(func() {
 		if err := ns.Close(); err != nil {
-			tb.Errorf("bpf: delete network namespace %s: %v", ns.Name, err)
+			tb.Errorf("host: delete network namespace %s: %v", ns.Name, err)
 		}
 	})
 	return ns
@@ -400,7 +399,7 @@ func inNetns(name string, open func() (int, func(), error), fn func() error) err
 		err := unix.Setns(orig, unix.CLONE_NEWNET)
 		unix.Close(orig)
 		if err != nil {
-			panic(fmt.Sprintf("bpf: cannot return thread from network namespace %s: %v", name, err))
+			panic(fmt.Sprintf("host: cannot return thread from network namespace %s: %v", name, err))
 		}
 		runtime.UnlockOSThread()
 	}()
@@ -446,102 +445,4 @@ func (ns *Netns) Handle() (*netlink.Handle, error) {
 	}
 	ns.handle = h
 	return h, nil
-}
-
-// Link is one network interface.
-type Link struct {
-	Name  string
-	Index int
-	MAC   net.HardwareAddr
-}
-
-// VethPair is the two ends of one veth pair; a frame sent on one end is
-// received on the other.
-type VethPair struct {
-	A, B Link
-}
-
-// VethMAC is the fixed MAC address AddVeth gives end side ('a' or 'b') of
-// pair i of a namespace: locally administered unicast 02:62:62:0a|0b:hi:lo.
-func VethMAC(i int, side byte) net.HardwareAddr {
-	s := byte(0x0a)
-	if side == 'b' {
-		s = 0x0b
-	}
-	return net.HardwareAddr{0x02, 0x62, 0x62, s, byte(i >> 8), byte(i)}
-}
-
-// AddVeth creates n veth pairs inside ns, named v<i>a and v<i>b with i
-// counting on from earlier calls, each end with `queues` RX and TX queues and
-// the fixed MAC address VethMAC(i, 'a' or 'b'), and sets both ends up. It
-// configures the namespace over netlink (see Handle), never with `ip`. The
-// pairs go away with the namespace.
-func (ns *Netns) AddVeth(tb testing.TB, n, queues int) []VethPair {
-	tb.Helper()
-	pairs, err := ns.addVeth(n, queues)
-	if err != nil {
-		tb.Fatalf("bpf: add veth pairs in %s: %v", ns.Name, err)
-	}
-	return pairs
-}
-
-func (ns *Netns) addVeth(n, queues int) ([]VethPair, error) {
-	if n <= 0 {
-		return nil, nil
-	}
-	if queues <= 0 {
-		queues = 1
-	}
-	h, err := ns.Handle()
-	if err != nil {
-		return nil, err
-	}
-	ns.mu.Lock()
-	first := ns.nveth
-	ns.nveth += n
-	ns.mu.Unlock()
-
-	pairs := make([]VethPair, 0, n)
-	for i := first; i < first+n; i++ {
-		a := Link{Name: fmt.Sprintf("v%da", i), MAC: VethMAC(i, 'a')}
-		b := Link{Name: fmt.Sprintf("v%db", i), MAC: VethMAC(i, 'b')}
-		attrs := netlink.NewLinkAttrs()
-		attrs.Name = a.Name
-		attrs.Flags = net.FlagUp
-		attrs.HardwareAddr = a.MAC
-		attrs.NumTxQueues = queues
-		attrs.NumRxQueues = queues
-		veth := &netlink.Veth{
-			LinkAttrs:        attrs,
-			PeerName:         b.Name,
-			PeerHardwareAddr: b.MAC,
-			PeerTxQLen:       -1,
-			PeerNumTxQueues:  uint32(queues),
-			PeerNumRxQueues:  uint32(queues),
-		}
-		if err := h.LinkAdd(veth); err != nil {
-			return pairs, fmt.Errorf("create veth %s/%s: %w", a.Name, b.Name, err)
-		}
-		a.Index = veth.Index
-		// The peer is created down; LinkSetUp looks up its index.
-		peer := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Name: b.Name}}
-		if err := h.LinkSetUp(peer); err != nil {
-			return pairs, fmt.Errorf("set %s up: %w", b.Name, err)
-		}
-		b.Index = peer.Index
-		if a.Index == 0 || b.Index == 0 {
-			return pairs, fmt.Errorf("veth %s/%s: no ifindex", a.Name, b.Name)
-		}
-		pairs = append(pairs, VethPair{A: a, B: b})
-	}
-	return pairs, nil
-}
-
-// fdInode returns the inode number of an open file.
-func fdInode(fd int) (uint64, error) {
-	var s unix.Stat_t
-	if err := unix.Fstat(fd, &s); err != nil {
-		return 0, err
-	}
-	return s.Ino, nil
 }

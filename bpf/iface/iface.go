@@ -28,14 +28,14 @@ import (
 // suite changes a device it did not create, so it refuses a device whose loss
 // would cut the machine off, and it leaves the device's XDP state as it was.
 
-// IfaceTarget names a device: Name in the network namespace mounted at
+// Target names a device: Name in the network namespace mounted at
 // Netns, or in the process's own namespace when Netns is "".
-type IfaceTarget struct {
+type Target struct {
 	Name  string
 	Netns string
 }
 
-func (t IfaceTarget) String() string {
+func (t Target) String() string {
 	if t.Netns == "" {
 		return t.Name
 	}
@@ -53,24 +53,24 @@ func NetnsPath(name string) string {
 
 // Do runs fn on a locked thread inside the target's namespace, then puts the
 // thread back, as Netns.Do does for the suite's own namespaces.
-func (t IfaceTarget) Do(fn func() error) error {
+func (t Target) Do(fn func() error) error {
 	if t.Netns == "" {
 		return fn()
 	}
 	return host.DoIn(NetnsPath(t.Netns), fn)
 }
 
-// Iface is a device CheckIface accepted.
-type Iface struct {
-	IfaceTarget
+// Device is a device Check accepted.
+type Device struct {
+	Target
 	Index  int
 	Queues int // RX queues
 }
 
-// ErrIfaceRefused is wrapped by CheckIface's refusals.
-var ErrIfaceRefused = errors.New("refused")
+// ErrRefused is wrapped by Check's refusals.
+var ErrRefused = errors.New("refused")
 
-// CheckIface decides whether the attach family may attach to t. It only
+// Check decides whether the attach family may attach to t. It only
 // reads (links, addresses and routes over netlink) and refuses:
 //   - a device that does not exist, or is a loopback device;
 //   - a device that already has an XDP program: the suite replaces nobody's
@@ -81,8 +81,8 @@ var ErrIfaceRefused = errors.New("refused")
 //     management address (the server address of $SSH_CONNECTION), and the
 //     devices under those (bond or bridge ports, a VLAN's or macvlan's lower
 //     device, a veth's peer), whose XDP program sees their traffic first.
-func CheckIface(t IfaceTarget, override bool) (Iface, error) {
-	ifc := Iface{IfaceTarget: t}
+func Check(t Target, override bool) (Device, error) {
+	ifc := Device{Target: t}
 	var links []netlink.Link
 	var routes []netlink.Route
 	addrs := map[int][]net.IP{}
@@ -125,21 +125,21 @@ func CheckIface(t IfaceTarget, override bool) (Iface, error) {
 	a := dev.Attrs()
 	ifc.Index, ifc.Queues = a.Index, max(1, a.NumRxQueues)
 	if a.Flags&net.FlagLoopback != 0 {
-		return ifc, fmt.Errorf("-bpfbench.iface=%s: %w: a loopback device gets no external traffic", t.Name, ErrIfaceRefused)
+		return ifc, fmt.Errorf("-bpfbench.iface=%s: %w: a loopback device gets no external traffic", t.Name, ErrRefused)
 	}
 	if x := a.Xdp; x != nil && x.Attached {
 		return ifc, fmt.Errorf("-bpfbench.iface=%s: %w: it already has XDP program id %d attached (mode %d); bpfbench replaces nobody's program: detach it first (ip link set dev %s xdp off)",
-			t.Name, ErrIfaceRefused, x.ProgId, x.AttachMode, t.Name)
+			t.Name, ErrRefused, x.ProgId, x.AttachMode, t.Name)
 	}
-	refused := RefusedIfaces(links, routes, addrs, managementIPs(os.Getenv("SSH_CONNECTION")))
+	refused := Refused(links, routes, addrs, managementIPs(os.Getenv("SSH_CONNECTION")))
 	if why, ok := refused[ifc.Index]; ok && !override {
 		return ifc, fmt.Errorf("-bpfbench.iface=%s: %w: it %s; an XDP program there could cut this machine off. Pass -bpfbench.iface-override too if you mean it (from a console, not over that device)",
-			t.Name, ErrIfaceRefused, why)
+			t.Name, ErrRefused, why)
 	}
 	return ifc, nil
 }
 
-func nsDesc(t IfaceTarget) string {
+func nsDesc(t Target) string {
 	if t.Netns == "" {
 		return "this network namespace"
 	}
@@ -159,13 +159,13 @@ func managementIPs(sshConnection string) []net.IP {
 	return nil
 }
 
-// RefusedIfaces returns the devices the real-NIC mode refuses without
+// Refused returns the devices the real-NIC mode refuses without
 // override, by ifindex, each with the reason: the devices with a default
 // route or a management address, and, repeatedly, the devices under a
 // refused one (its bond or bridge ports, the lower device of a VLAN or
 // macvlan, a veth's peer), because an XDP program there sees the refused
 // device's traffic before it does.
-func RefusedIfaces(links []netlink.Link, routes []netlink.Route, addrs map[int][]net.IP, mgmt []net.IP) map[int]string {
+func Refused(links []netlink.Link, routes []netlink.Route, addrs map[int][]net.IP, mgmt []net.IP) map[int]string {
 	name := map[int]string{}
 	for _, l := range links {
 		name[l.Attrs().Index] = l.Attrs().Name
@@ -242,7 +242,7 @@ func routeDesc(r netlink.Route) string {
 }
 
 // xdpState reads the device's XDP attachment.
-func (ifc Iface) xdpState() (netlink.LinkXdp, error) {
+func (ifc Device) xdpState() (netlink.LinkXdp, error) {
 	var x netlink.LinkXdp
 	err := ifc.link(func(l netlink.Link) error {
 		if l.Attrs().Name != ifc.Name {
@@ -257,7 +257,7 @@ func (ifc Iface) xdpState() (netlink.LinkXdp, error) {
 }
 
 // link reads the device over netlink in its namespace and hands it to fn.
-func (ifc Iface) link(fn func(netlink.Link) error) error {
+func (ifc Device) link(fn func(netlink.Link) error) error {
 	return ifc.Do(func() error {
 		h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 		if err != nil {
@@ -272,20 +272,20 @@ func (ifc Iface) link(fn func(netlink.Link) error) error {
 	})
 }
 
-// AttachIface attaches prog to ifc as a bpf_link, natively when the driver
+// Attach attaches prog to ifc as a bpf_link, natively when the driver
 // can and generically otherwise, and returns the link (Update switches
 // programs without a detach), the mode it got and why native failed. The
 // link's cleanup, registered with tb.Cleanup, detaches it and
 // fails tb unless the device is back to the XDP state it had before; a
 // bpf_link also detaches by itself if the process dies.
-func AttachIface(tb testing.TB, ifc Iface, prog *ebpf.Program) (l link.Link, mode rig.Mode, nativeErr error) {
+func Attach(tb testing.TB, ifc Device, prog *ebpf.Program) (l link.Link, mode rig.Mode, nativeErr error) {
 	tb.Helper()
 	before, err := ifc.xdpState()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if before.Attached {
-		tb.Fatalf("%s: %v: XDP program id %d is attached", ifc, ErrIfaceRefused, before.ProgId)
+		tb.Fatalf("%s: %v: XDP program id %d is attached", ifc, ErrRefused, before.ProgId)
 	}
 	err = ifc.Do(func() error {
 		var err error
@@ -317,8 +317,8 @@ func AttachIface(tb testing.TB, ifc Iface, prog *ebpf.Program) (l link.Link, mod
 	return l, mode, nativeErr
 }
 
-// IfaceSample is what a real-NIC run saw.
-type IfaceSample struct {
+// Sample is what a real-NIC run saw.
+type Sample struct {
 	RX       [][]uint64 // frames per [queue][cpu]
 	Duration time.Duration
 	// Softirq and Elapsed are per-CPU time in softirq (where XDP runs, in
@@ -331,10 +331,10 @@ type IfaceSample struct {
 }
 
 // Packets sums RX.
-func (s IfaceSample) Packets() uint64 { return rig.Counts{RX: s.RX}.Received() }
+func (s Sample) Packets() uint64 { return rig.Counts{RX: s.RX}.Received() }
 
 // PerCPU sums RX per CPU.
-func (s IfaceSample) PerCPU() []uint64 {
+func (s Sample) PerCPU() []uint64 {
 	var n []uint64
 	for _, row := range s.RX {
 		for cpu, v := range row {
@@ -350,7 +350,7 @@ func (s IfaceSample) PerCPU() []uint64 {
 // NsPerPkt is softirq CPU time per packet, summed over the CPUs that
 // received: the receiver's cost, plus the driver's and anything else that
 // ran in softirq on those CPUs (tick-sampled, so runs of a few seconds).
-func (s IfaceSample) NsPerPkt() float64 {
+func (s Sample) NsPerPkt() float64 {
 	var soft time.Duration
 	for cpu, n := range s.PerCPU() {
 		if n > 0 && cpu < len(s.Softirq) {
@@ -367,7 +367,7 @@ func (s IfaceSample) NsPerPkt() float64 {
 // Busy is the largest softirq share of a CPU that received: near 1 the
 // receiving CPU was saturated and pps measures the receiver; well below,
 // the generator or the link set the rate.
-func (s IfaceSample) Busy() float64 {
+func (s Sample) Busy() float64 {
 	busy := 0.0
 	for cpu, n := range s.PerCPU() {
 		if n > 0 && cpu < len(s.Softirq) && s.Elapsed[cpu] > 0 {
@@ -377,11 +377,11 @@ func (s IfaceSample) Busy() float64 {
 	return busy
 }
 
-// SampleIface reads the receiver's per-queue, per-CPU counters every
+// Measure reads the receiver's per-queue, per-CPU counters every
 // interval for d, writing one table per interval to w (pps per queue and
 // CPU, and each receiving CPU's softirq share), and returns the totals.
-func SampleIface(ifc Iface, rxCount *ebpf.Map, d, interval time.Duration, w io.Writer) (IfaceSample, error) {
-	var s IfaceSample
+func Measure(ifc Device, rxCount *ebpf.Map, d, interval time.Duration, w io.Writer) (Sample, error) {
+	var s Sample
 	read := func() ([][]uint64, []measure.CPUTicks, uint64, error) {
 		rx, err := rig.ReadQueues(rxCount, ifc.Queues)
 		if err != nil {
@@ -426,7 +426,7 @@ func SampleIface(ifc Iface, rxCount *ebpf.Map, d, interval time.Duration, w io.W
 	return s, nil
 }
 
-func rateTable(ifc Iface, delta [][]uint64, t0, t1 []measure.CPUTicks, dt, elapsed time.Duration) string {
+func rateTable(ifc Device, delta [][]uint64, t0, t1 []measure.CPUTicks, dt, elapsed time.Duration) string {
 	var b strings.Builder
 	sec := dt.Seconds()
 	// Not "word: ...": benchfmt would read a configuration line.
@@ -455,7 +455,7 @@ func rateTable(ifc Iface, delta [][]uint64, t0, t1 []measure.CPUTicks, dt, elaps
 }
 
 // missed reads the NIC's receive drops that happen before XDP.
-func (ifc Iface) missed() (uint64, error) {
+func (ifc Device) missed() (uint64, error) {
 	var n uint64
 	err := ifc.link(func(l netlink.Link) error {
 		if st := l.Attrs().Statistics; st != nil {

@@ -29,10 +29,10 @@ func cidr(s string) *net.IPNet {
 	return n
 }
 
-// TestRefusedIfaces checks the refusal rules on a made-up machine: which
+// TestRefused checks the refusal rules on a made-up machine: which
 // devices carry a default route or the management address, and which sit
 // under those.
-func TestRefusedIfaces(t *testing.T) {
+func TestRefused(t *testing.T) {
 	links := []netlink.Link{
 		dev(1, "lo", 0, 0),
 		dev(2, "eth0", 3, 0),     // port of br0
@@ -57,7 +57,7 @@ func TestRefusedIfaces(t *testing.T) {
 	addrs := map[int][]net.IP{6: {net.ParseIP("203.0.113.5")}, 8: {net.ParseIP("203.0.113.6")}}
 	mgmt := managementIPs("198.51.100.9 51234 203.0.113.5 22")
 
-	got := RefusedIfaces(links, routes, addrs, mgmt)
+	got := Refused(links, routes, addrs, mgmt)
 	want := map[int]string{
 		2: "is a port of br0",
 		3: "default route (IPv4 via 192.0.2.1)",
@@ -76,7 +76,7 @@ func TestRefusedIfaces(t *testing.T) {
 			t.Errorf("ifindex %d refused (%s), want it allowed", idx, why)
 		}
 	}
-	if len(RefusedIfaces(links, routes, addrs, nil)) != len(want)-1 {
+	if len(Refused(links, routes, addrs, nil)) != len(want)-1 {
 		t.Errorf("without $SSH_CONNECTION the management device should be allowed")
 	}
 }
@@ -135,35 +135,35 @@ func passProg(t *testing.T) *ebpf.Program {
 	return p
 }
 
-// TestCheckIface applies the refusals to devices of a suite namespace.
-func TestCheckIface(t *testing.T) {
+// TestCheck applies the refusals to devices of a suite namespace.
+func TestCheck(t *testing.T) {
 	host.RequireRoot(t)
 	ns, pairs := ifaceNS(t)
-	target := func(name string) IfaceTarget { return IfaceTarget{Name: name, Netns: ns.Name} }
+	target := func(name string) Target { return Target{Name: name, Netns: ns.Name} }
 
 	for _, name := range []string{"v0b", "v0a", "lo"} {
-		_, err := CheckIface(target(name), false)
-		if !errors.Is(err, ErrIfaceRefused) {
+		_, err := Check(target(name), false)
+		if !errors.Is(err, ErrRefused) {
 			t.Errorf("%s: got %v, want a refusal", name, err)
 		}
 	}
-	if _, err := CheckIface(target("v0b"), false); err == nil || !strings.Contains(err.Error(), "default route") || !strings.Contains(err.Error(), "-bpfbench.iface-override") {
+	if _, err := Check(target("v0b"), false); err == nil || !strings.Contains(err.Error(), "default route") || !strings.Contains(err.Error(), "-bpfbench.iface-override") {
 		t.Errorf("refusal of v0b does not name the reason and the override: %v", err)
 	}
-	ifc, err := CheckIface(target("v0b"), true)
+	ifc, err := Check(target("v0b"), true)
 	if err != nil {
 		t.Fatalf("v0b with override: %v", err)
 	}
 	if ifc.Index != pairs[0].B.Index || ifc.Queues != 2 {
 		t.Errorf("v0b: index %d, %d queues; want %d, 2", ifc.Index, ifc.Queues, pairs[0].B.Index)
 	}
-	if _, err := CheckIface(target("lo"), true); !errors.Is(err, ErrIfaceRefused) {
+	if _, err := Check(target("lo"), true); !errors.Is(err, ErrRefused) {
 		t.Errorf("lo with override: got %v, want a refusal", err)
 	}
-	if _, err := CheckIface(target("v1b"), false); err != nil {
+	if _, err := Check(target("v1b"), false); err != nil {
 		t.Errorf("v1b: %v", err)
 	}
-	if _, err := CheckIface(target("nosuch0"), true); err == nil || errors.Is(err, ErrIfaceRefused) || !strings.Contains(err.Error(), "no such device") {
+	if _, err := Check(target("nosuch0"), true); err == nil || errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "no such device") {
 		t.Errorf("missing device: got %v", err)
 	}
 
@@ -187,27 +187,27 @@ func TestCheckIface(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	_, err = CheckIface(target("v1b"), true)
-	if !errors.Is(err, ErrIfaceRefused) || !strings.Contains(err.Error(), "already has XDP program") {
+	_, err = Check(target("v1b"), true)
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "already has XDP program") {
 		t.Errorf("device with XDP: got %v", err)
 	}
-	if x, err := (Iface{IfaceTarget: target("v1b"), Index: pairs[1].B.Index}).xdpState(); err != nil || !x.Attached {
+	if x, err := (Device{Target: target("v1b"), Index: pairs[1].B.Index}).xdpState(); err != nil || !x.Attached {
 		t.Errorf("the other program was disturbed: %+v, %v", x, err)
 	}
 }
 
-// TestAttachIfaceRestores attaches to a device of a suite namespace and
+// TestAttachRestores attaches to a device of a suite namespace and
 // checks its XDP state before, during and after.
-func TestAttachIfaceRestores(t *testing.T) {
+func TestAttachRestores(t *testing.T) {
 	host.RequireRoot(t)
 	ns, _ := ifaceNS(t)
-	ifc, err := CheckIface(IfaceTarget{Name: "v1b", Netns: ns.Name}, false)
+	ifc, err := Check(Target{Name: "v1b", Netns: ns.Name}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rs := rig.LoadReceivers(t)
 	t.Run("attached", func(t *testing.T) {
-		l, mode, nativeErr := AttachIface(t, ifc, rs.Prog(rig.Drop, rig.WorkDrop))
+		l, mode, nativeErr := Attach(t, ifc, rs.Prog(rig.Drop, rig.WorkDrop))
 		if mode != rig.Native || nativeErr != nil {
 			t.Errorf("veth has native XDP, got %s (%v)", mode, nativeErr)
 		}
@@ -223,22 +223,22 @@ func TestAttachIfaceRestores(t *testing.T) {
 	}
 }
 
-// TestSampleIface points the real-NIC sampler at the receiving end of the
+// TestMeasure points the real-NIC sampler at the receiving end of the
 // traffic rig, as a user points it at a NIC, with the rig's generator as
 // the external traffic.
-func TestSampleIface(t *testing.T) {
+func TestMeasure(t *testing.T) {
 	host.RequireRoot(t)
 	tr := rig.NewTraffic(t, 2)
-	ifc, err := CheckIface(IfaceTarget{Name: tr.Pair.B.Name, Netns: tr.NS.Name}, false)
+	ifc, err := Check(Target{Name: tr.Pair.B.Name, Netns: tr.NS.Name}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rs := rig.LoadReceivers(t)
-	AttachIface(t, ifc, rs.Prog(rig.Drop, rig.WorkDrop))
+	Attach(t, ifc, rs.Prog(rig.Drop, rig.WorkDrop))
 
 	stop := tr.Flood(50_000)
 	var out bytes.Buffer
-	s, err := SampleIface(ifc, rs.RxCount(), 300*time.Millisecond, 100*time.Millisecond, &out)
+	s, err := Measure(ifc, rs.RxCount(), 300*time.Millisecond, 100*time.Millisecond, &out)
 	sent, sendErr := stop()
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,11 @@ type BenchOptions struct {
 	// Contention, when set, is the run's record of the core's load: calls
 	// made while it was contended are left out of the figures.
 	Contention *Contention
+	// Icount says the guest's clocks count instructions (probe.Icount):
+	// sizing then caps the floor of repetitions (icountMinCalls).
+	// Emulated says the CPU is emulated (probe.Emulated): a sample whose
+	// clocks disagree is kept, not measured again.
+	Icount, Emulated bool
 }
 
 // Budget is how long a sub-benchmark measures: -benchtime, extended as
@@ -67,7 +72,7 @@ func OncePinned(b *testing.B, cpu int, measure func() error) error {
 	var err error
 	Once(b, func() { err = Pinned(cpu, measure) })
 	if f, ok := steal.frac(); ok {
-		b.ReportMetric(f, "steal-frac")
+		Diag(b, f, "steal-frac")
 	}
 	return err
 }
@@ -153,11 +158,11 @@ func reportLoop(b *testing.B, v *Loop, r Result) {
 		ReportCycles(b, r.Cycles, r.GHz, "cycles/op")
 	}
 	if kernelTimed {
-		Report(b, r.KernelNs, "kernel-ns/op")
-		b.ReportMetric(float64(r.Disagreed)/float64(max(r.Rounds, 1)), "clock-disagree")
+		Diag(b, r.KernelNs, "kernel-ns/op")
+		Diag(b, float64(r.Disagreed)/float64(max(r.Rounds, 1)), "clock-disagree")
 	}
-	Report(b, r.CallUs, "call-us")
-	b.ReportMetric(float64(r.Remeasured), "remeasured")
+	Diag(b, r.CallUs, "call-us")
+	Diag(b, float64(r.Remeasured), "remeasured")
 	if r.HaveLoad && !probe.Emulated() {
 		b.ReportMetric(r.Contended, "contended-frac")
 		if !r.Uncontended {
@@ -169,7 +174,7 @@ func reportLoop(b *testing.B, v *Loop, r Result) {
 	// (KernelClock) is a truncation artifact, not a difference: none.
 	if r.HaveDelta && !v.KernelClock {
 		Report(b, r.Delta.Value, "delta-ns/op")
-		b.ReportMetric(r.Rel.Value, "delta-rel")
+		Diag(b, r.Rel.Value, "delta-rel")
 		if h := r.Delta.Half(); !math.IsInf(h, 0) {
 			Report(b, h, "delta-ci95-ns")
 		}
@@ -177,8 +182,8 @@ func reportLoop(b *testing.B, v *Loop, r Result) {
 }
 
 // maxTurn is the most calls a test_run loop makes in a row in a round
-// (Sizing.MaxTurn): attaching or detaching 47 fillers took about half a
-// second on the Intel Xeon 6/167 KVM guest, 30 calls' time.
+// (Sizing.MaxTurn): enough for the dispatcher's slowest switch, attaching
+// or detaching 47 fillers (docs/method.md#turns-calls-in-a-row-per-round).
 const maxTurn = 16
 
 // loopSizing sizes a test_run loop's long call: callTime's worth of
@@ -190,7 +195,7 @@ func loopSizing(o BenchOptions, v, base *Loop) Sizing {
 	if v.Iterations != nil || (base != nil && base.Iterations != nil) {
 		sz.Max = MaxIterations
 	}
-	if _, ok := probe.Icount(); ok {
+	if o.Icount {
 		sz.MinTime = icountMinCalls * o.CallTime
 	}
 	return sz
@@ -242,6 +247,14 @@ func (c *recorder) reset() { c.kns, c.call, c.remeasured, c.disagreed = nil, nil
 // newLoopRunner warms up and sizes the rounds of v, with base when set.
 func newLoopRunner(budget Budget, v, base *Loop, o BenchOptions) (*recorder, *runner, error) {
 	c := &recorder{v: v, base: base}
+	for _, l := range []*Loop{v, base} {
+		if l == nil {
+			continue
+		}
+		for _, m := range append([]*Loop{l}, l.Layouts...) {
+			m.Emulated = o.Emulated
+		}
+	}
 	streams := []Stream{c.stream(v, true)}
 	if base != nil {
 		streams = append(streams, c.stream(base, false))

@@ -14,9 +14,16 @@ func TestThreshold(t *testing.T) {
 	if th := none.Threshold(); !math.IsInf(th, 1) {
 		t.Errorf("nil Contention: threshold %v, want +Inf", th)
 	}
+	if none.Last() != 0 {
+		t.Errorf("nil Contention: last load %v, want 0", none.Last())
+	}
 	c := new(Contention)
 	for range minLoads - 1 {
 		c.Add(1)
+	}
+	c.Add(0) // no gauge: not a load
+	if c.Last() != 1 {
+		t.Errorf("last load %v, want 1 (a zero is no load)", c.Last())
 	}
 	if th := c.Threshold(); !math.IsInf(th, 1) {
 		t.Errorf("threshold %v from %d loads, want +Inf", th, minLoads-1)
@@ -98,15 +105,14 @@ func TestUncontended(t *testing.T) {
 	}
 }
 
-// TestRunWaitsOutContention: a run whose core is contended for a while
-// measures on until it has its budget's worth of uncontended calls, and
-// the figure is the free core's.
-func TestRunWaitsOutContention(t *testing.T) {
+// TestRunLeavesOutContention: the calls a gauge saw contended (and the
+// call after them: the gauge before it was contended) are left out of the
+// figure, which is the free core's.
+func TestRunLeavesOutContention(t *testing.T) {
 	calls := 0
-	contended := func() bool { return calls > 20 && calls < 120 }
+	contended := func() bool { return calls > 20 && calls <= 70 }
 	stream := func(size uint32) (float64, error) {
 		calls++
-		time.Sleep(time.Millisecond)
 		if contended() {
 			return 10, nil
 		}
@@ -119,22 +125,50 @@ func TestRunWaitsOutContention(t *testing.T) {
 		}
 		return Gauge{CycleNs: 0.25, Load: 1}
 	}}
-	r, err := Run(Budget{Time: 60 * time.Millisecond}, sz, nil, stream)
+	r, err := Run(Budget{Units: 1000}, sz, nil, stream)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u, frac, ok := r.Uncontended(c.Threshold())
-	if !ok || frac == 0 {
-		t.Fatalf("contended %v, ok %v: the contended calls were not seen", frac, ok)
+	// Calls 21-70 of the stream (the first was the warm-up's) and the one
+	// after them.
+	if want := 51.0 / 100; !ok || frac != want {
+		t.Fatalf("contended %v, ok %v; want %v", frac, ok, want)
 	}
-	if kept := float64(r.Elapsed) * (1 - frac); r.Elapsed < maxStretch*60*time.Millisecond && kept < minClean*float64(60*time.Millisecond) {
-		t.Errorf("stopped after %v with %v of uncontended calls, want at least half the budget's 60ms", r.Elapsed, time.Duration(kept))
+	if c, all := u.Cycles(0).Value, r.Cycles(0).Value; c != 20 || all != 30 {
+		t.Errorf("cycles %v, want the free core's 20 (all calls': %v, want 30, half of them 40)", c, all)
 	}
-	if c := u.Cycles(0).Value; c != 20 {
-		t.Errorf("cycles %v, want the free core's 20", c)
+}
+
+// TestStopRuleWaitsOutContention: a runner whose calls were mostly
+// contended measures on past its budget until half of it is uncontended,
+// and stops at maxStretch times it whatever the core does.
+func TestStopRuleWaitsOutContention(t *testing.T) {
+	c := new(Contention)
+	for i := range 100 {
+		c.Add(1 + float64(i%2)) // half of the run's loads contended
 	}
-	// All calls' median is the contended majority's, where they are one.
-	if all := r.Cycles(0).Value; frac > 0.5 && all != 40 {
-		t.Errorf("all calls' cycles %v with %.0f%% contended, want 40", all, 100*frac)
+	budget := Budget{Time: time.Second}
+	runner := func(elapsed time.Duration, contendedShare float64) *runner {
+		r := contendedRounds(100, func(i int) bool { return float64(i) < contendedShare*100 })
+		r.Elapsed = elapsed
+		return &runner{budget: budget, sz: Sizing{Contention: c}, r: r, i: 100, block: 1}
+	}
+	for _, tc := range []struct {
+		elapsed   time.Duration
+		contended float64
+		done      bool
+	}{
+		{900 * time.Millisecond, 0, false},     // under budget
+		{time.Second, 0, true},                 // budget, uncontended
+		{time.Second, 0.8, false},              // 0.2 s of uncontended calls
+		{1200 * time.Millisecond, 0.6, false},  // 0.48 s
+		{1300 * time.Millisecond, 0.6, true},   // 0.52 s: half the budget
+		{1500 * time.Millisecond, 0.95, false}, // still waiting
+		{maxStretch * time.Second, 1.0, true},  // never uncontended: the stretch ends
+	} {
+		if got := runner(tc.elapsed, tc.contended).done(); got != tc.done {
+			t.Errorf("after %v with %.0f%% contended: done %v, want %v", tc.elapsed, 100*tc.contended, got, tc.done)
+		}
 	}
 }

@@ -10,21 +10,15 @@ import (
 
 // The machine's clock rate, measured after every call.
 //
-// A VM's host changes its cores' frequency by itself (turbo bins that
-// depend on what else the host runs). On the Intel Xeon family 6 model 167
-// KVM guest, a userspace chain of dependent operations timed once a
-// second for a minute took 1.003, 1.056, 1.084 or 1.114 ns per step:
-// discrete levels up to 11% apart, each lasting seconds. Every time the
-// suite measures moves with them, the same program in two runs included,
-// and no estimator of a time removes a level the whole run spent in.
-// There is no PMU in such a guest to count cycles, so the suite times a
-// chain of dependent register multiplications, three cycles each on every
-// x86-64 core of the last fifteen years, on the measuring thread after
-// every call of every stream (the rate changes every few tens of ms, a
-// call takes a few ms), and reports each call's time in cycles of the rate
-// it ran at (cycles/op). Not additions: that guest's core (AMX and
-// AVX512-FP16 in its flags, so Golden Cove or later) folds chains of ADDs
-// of an immediate in its renamer, and a chain of them ran at "20 GHz".
+// A VM's host changes its cores' frequency by itself, in discrete levels
+// that last seconds, and every time the suite measures moves with them
+// (docs/method.md#the-clock-rate-cyclesop). There is no PMU in such a
+// guest to count cycles, so the suite times a chain of dependent register
+// multiplications, three cycles each on every x86-64 core of the last
+// fifteen years, on the measuring thread after every call of every
+// stream, and reports each call's time in cycles of the rate it ran at
+// (cycles/op). Not additions: some cores fold chains of ADDs of an
+// immediate in their renamer.
 
 // chainCycles is the cycles of one mulChain iteration: eight dependent
 // multiplications of three cycles each.
@@ -180,12 +174,8 @@ func CycleNs() float64 { return ReadGauge().CycleNs }
 // The median, not Location's low quantile: a time's errors only add (the
 // low quantile finds the calls nothing slowed), but a call's cycles err
 // both ways, since the host often changes the clock rate between a call
-// and its chain (a third of 3 ms calls here saw a rate 1% or more
-// away from the one right before them, about half each way), so the low
-// tail is made of calls whose chain ran slower than they did. Over a
-// minute of one-second windows of a held XDP_DROP loop (Intel Xeon 6/167
-// KVM guest, Linux 6.18.44-fc-v857) the windows' 10th percentiles in
-// cycles varied by 1.6%, their medians by 0.6% (docs/method.md).
+// and its chain, so the low tail is made of calls whose chain ran slower
+// than they did (docs/method.md#the-clock-rate-cyclesop).
 func (r *Rounds) Cycles(s int) Estimate {
 	var c []float64
 	for i, cy := range r.cycleNs(s) {
@@ -217,7 +207,7 @@ func (r *Rounds) cycleNs(s int) []float64 {
 }
 
 // ReportCycles reports a cost in cycles (unit) and the clock rate it was
-// measured at (core-ghz), where both were measured on a CPU that keeps
+// measured at (core-ghz, a diagnostic), where both were measured on a CPU that keeps
 // time: an emulated CPU's cycles are nobody's.
 func ReportCycles(b *testing.B, cycles, ghz float64, unit string) {
 	b.Helper()
@@ -225,7 +215,7 @@ func ReportCycles(b *testing.B, cycles, ghz float64, unit string) {
 		return
 	}
 	b.ReportMetric(cycles, unit)
-	b.ReportMetric(ghz, "core-ghz")
+	Diag(b, ghz, "core-ghz")
 }
 
 // pow3 is 3^k mod 2^64, what mulChain(k/8) returns.

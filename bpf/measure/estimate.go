@@ -11,12 +11,10 @@ import (
 // How the rounds are summarised, and why.
 //
 // A VM's speed flips between states that last far longer than a round
-// (on the Intel Xeon family 6 model 106 KVM guest, Linux 6.18, of
-// docs/method.md: two states about
-// 2x apart, autocorrelation 0.9 from one 2 ms call to the next). Rounds
-// are therefore neither independent nor identically distributed, and a
-// mean over them is at the mercy of the slow state and of the pairs that
-// straddle a change. So:
+// (docs/method.md#the-estimators). Rounds are therefore neither
+// independent nor identically distributed, and a mean over them is at
+// the mercy of the slow state and of the pairs that straddle a change.
+// So:
 //
 //   - a paired difference is the median of the per-round differences,
 //     which the few straddling pairs do not move;

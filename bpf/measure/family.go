@@ -96,7 +96,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			}
 			probe.Require(b, m.err, "measure test_run loop")
 			if f, ok := m.steal.frac(); ok {
-				b.ReportMetric(f, "steal-frac")
+				Diag(b, f, "steal-frac")
 			}
 			reportLoop(b, m.row.V, m.res)
 			if m.row.Report != nil {

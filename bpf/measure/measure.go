@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-
-	"bpfbench/bpf/probe"
 )
 
 // ShortRepeat is the repeat count of the call that measures a test_run
@@ -71,6 +69,10 @@ type Loop struct {
 	// used.
 	Layouts []*Loop
 	layout  int
+	// Emulated keeps samples whose clocks disagree at once: on an
+	// emulated CPU they never agree for long. Bench and Family set it
+	// from BenchOptions.Emulated.
+	Emulated bool
 
 	// recent holds the latest short-call times: their median is the fixed
 	// cost subtracted from a long call.
@@ -205,8 +207,8 @@ func (l *Loop) call(repeat uint32) (callTime, error) {
 // test_run) neither sleeps nor yields, so the two agree but for
 // interrupts; a thread clock far below the wall clock lost time: the
 // kernel subtracted steal time the host reported late
-// (PARAVIRT_TIME_ACCOUNTING) from this call's runtime. On the Intel Xeon
-// 6/167 KVM guest a 297 µs bpf_loop call read 59 µs on the thread clock.
+// (PARAVIRT_TIME_ACCOUNTING) from this call's runtime
+// (docs/method.md#how-a-number-is-made).
 // Loops the kernel times have its clock to compare with instead (it
 // counts steal time); their calls may also sleep outside the timed loop
 // (an XDP test_run updates the dispatcher) and yield inside it
@@ -290,7 +292,7 @@ func (l *Loop) measure(repeat uint32) (Sample, error) {
 		s.FixedNs = short
 		disagree := kns > 0 && !clocksAgree(s.Ns, float64(kns))
 		lost := l.Iterations != nil && lc.lostTime()
-		if (disagree || lost) && !probe.Emulated() {
+		if (disagree || lost) && !l.Emulated {
 			// One clock saw time the other did not: work outside the
 			// kernel's timed loop landed in the long call, or time inside
 			// it that the thread clock leaves out (a vCPU's steal time,

@@ -47,8 +47,8 @@ type Sizing struct {
 	// MaxTurn, when more than 1, lets each stream make up to that many
 	// calls in a row in every round (its turn), as many as it takes for
 	// the time spent measuring to be at least the time spent switching
-	// to the stream or to the round's layout (attaching 16 fillers took
-	// 100 ms or more on the Intel Xeon 6/167 KVM guest, one call 4 ms):
+	// to the stream or to the round's layout (attaching 16 fillers takes
+	// far longer than a call: docs/method.md#turns-calls-in-a-row-per-round):
 	// Run times the switch in the warm-up. Call j of one stream's turn
 	// pairs with call j of the others'.
 	MaxTurn int

@@ -93,6 +93,24 @@ func Report(b *testing.B, v float64, unit string) {
 	}
 }
 
+// Diag reports a diagnostic of b's row: a figure that says how its
+// headline figures were made (the clock rate, the kernel's own average,
+// the fixed cost of a call, the calls measured again, the stolen time),
+// not what the row costs. Benchmark lines carry what people compare;
+// diagnostics go to the run's diagnostics (probe.Diagnose), which the
+// suite writes beside the results (-bpfbench.diag). In an
+// instruction-counting guest they stay on the line (as Report writes it):
+// such files are compared as exact counts, and tools read the kernel's
+// count there to tell exact rows.
+func Diag(b *testing.B, v float64, unit string) {
+	b.Helper()
+	if _, ok := probe.Icount(); ok {
+		Report(b, v, unit)
+		return
+	}
+	probe.Diagnose(b, v, unit)
+}
+
 // CountedUnit names unit in instructions, as Report writes it and the
 // claims report reads it back: each "ns" in it becomes "instrs" and each
 // "us" "kinstrs". Units that are no time (counts, fractions, bytes) stay

@@ -60,12 +60,15 @@ func Skipf(tb testing.TB, format string, args ...any) {
 
 // Flag marks the measured row tb as one to read with care, saying why
 // (such as "contended": its figures came from a contended core).
-func Flag(tb testing.TB, why string) {
+func Flag(tb testing.TB, why string) { FlagName(tb.Name(), why) }
+
+// FlagName is Flag of the row of that full name.
+func FlagName(name, why string) {
 	summary.Lock()
 	if summary.flags == nil {
 		summary.flags = map[string][]string{}
 	}
-	summary.flags[tb.Name()] = append(summary.flags[tb.Name()], why)
+	summary.flags[name] = append(summary.flags[name], why)
 	summary.Unlock()
 }
 
@@ -152,4 +155,63 @@ func wrapNames(names []string) []string {
 		lines = append(lines, cur.String())
 	}
 	return lines
+}
+
+// The run's diagnostics: figures that say how a row's headline figures
+// were made (the clock rate, the kernel's own average, the calls measured
+// again, the stolen time), kept apart from the benchmark lines, which
+// carry what people compare. WriteDiagnostics prints them as benchmark
+// lines of their own, for a companion file beside the results.
+var diagnostics struct {
+	sync.Mutex
+	order []string
+	rows  map[string][]diagnostic
+}
+
+type diagnostic struct {
+	unit string
+	v    float64
+}
+
+// Diagnose records a diagnostic of row tb.
+func Diagnose(tb testing.TB, v float64, unit string) {
+	diagnostics.Lock()
+	defer diagnostics.Unlock()
+	if diagnostics.rows == nil {
+		diagnostics.rows = map[string][]diagnostic{}
+	}
+	name := tb.Name()
+	if _, ok := diagnostics.rows[name]; !ok {
+		diagnostics.order = append(diagnostics.order, name)
+	}
+	diagnostics.rows[name] = append(diagnostics.rows[name], diagnostic{unit, v})
+}
+
+// WriteDiagnostics prints one benchmark line per row that has
+// diagnostics, in the order the rows ran, and forgets them. A row's last
+// value of a unit wins, as in testing's own lines.
+func WriteDiagnostics(w io.Writer) error {
+	diagnostics.Lock()
+	defer diagnostics.Unlock()
+	for _, name := range diagnostics.order {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s 1", name)
+		seen := map[string]float64{}
+		var units []string
+		for _, d := range diagnostics.rows[name] {
+			if _, ok := seen[d.unit]; !ok {
+				units = append(units, d.unit)
+			}
+			seen[d.unit] = d.v
+		}
+		slices.Sort(units)
+		for _, u := range units {
+			fmt.Fprintf(&b, "\t%g %s", seen[u], u)
+		}
+		if _, err := fmt.Fprintln(w, b.String()); err != nil {
+			return err
+		}
+	}
+	diagnostics.order, diagnostics.rows = nil, nil
+	return nil
 }

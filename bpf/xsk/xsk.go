@@ -25,7 +25,7 @@ import (
 // (release), is the barrier pairing of libxdp's xsk.h. Go's sync/atomic is
 // sequentially consistent, more than that needs.
 
-// XSK sizes: 4096 frames of 2048 bytes (xdpsock's defaults, at half the
+// Socket sizes: 4096 frames of 2048 bytes (xdpsock's defaults, at half the
 // frame size, which 64-byte frames do not miss), a fill ring that holds
 // every frame, 2048-entry RX, TX and completion rings.
 const (
@@ -35,8 +35,8 @@ const (
 	xskRingSize  = 2048
 )
 
-// XSKConfig says which queue a socket binds to and how.
-type XSKConfig struct {
+// Config says which queue a socket binds to and how.
+type Config struct {
 	Ifindex, Queue int
 	// Zerocopy asks for zero-copy (XDP_ZEROCOPY): the driver DMAs into the
 	// UMEM. Otherwise the socket is in copy mode (XDP_COPY): the kernel
@@ -45,13 +45,13 @@ type XSKConfig struct {
 	Zerocopy bool
 }
 
-// XSK is an AF_XDP socket bound to a queue, with its UMEM and rings.
-type XSK struct {
+// Socket is an AF_XDP socket bound to a queue, with its UMEM and rings.
+type Socket struct {
 	fd   int
 	umem []byte
 	maps [][]byte
 	// fill and tx are produced here; rx and comp consumed here.
-	fill, comp, rx, tx xskRing
+	fill, comp, rx, tx ring
 
 	// Counters of the application, for other goroutines to read.
 	Received  atomic.Uint64 // descriptors taken off the RX ring
@@ -64,33 +64,33 @@ type XSK struct {
 	busySince atomic.Int64 // start of the current one (xskClock), 0 when idle
 }
 
-// xskRing is one ring: the two indexes, the entries, and this side's copy
+// ring is one ring: the two indexes, the entries, and this side's copy
 // of the index it owns.
-type xskRing struct {
+type ring struct {
 	producer, consumer *uint32
 	entries            unsafe.Pointer
 	mask               uint32
 	own                uint32 // the index this side owns (producer or consumer)
 }
 
-// NewXSK creates a socket, registers a UMEM and binds to cfg's queue, with
+// Open creates a socket, registers a UMEM and binds to cfg's queue, with
 // every UMEM frame on the fill ring. It must run on a thread in the
 // device's network namespace: bind resolves the ifindex there. A queue
 // whose previous socket is still being released (the kernel frees it from
 // a work item) is retried for up to 2 s.
-func NewXSK(cfg XSKConfig) (*XSK, error) {
+func Open(cfg Config) (*Socket, error) {
 	fd, err := unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("AF_XDP socket: %w", err)
 	}
-	x := &XSK{fd: fd}
+	x := &Socket{fd: fd}
 	if err := x.setup(cfg); err != nil {
 		return nil, errors.Join(err, x.Close())
 	}
 	return x, nil
 }
 
-func (x *XSK) setup(cfg XSKConfig) error {
+func (x *Socket) setup(cfg Config) error {
 	umem, err := unix.Mmap(-1, 0, xskFrames*xskFrameSize, unix.PROT_READ|unix.PROT_WRITE,
 		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
 	if err != nil {
@@ -119,7 +119,7 @@ func (x *XSK) setup(cfg XSKConfig) error {
 		return fmt.Errorf("read ring offsets: %w", err)
 	}
 	for _, r := range []struct {
-		ring        *xskRing
+		ring        *ring
 		off         unix.XDPRingOffset
 		pgoff       int64
 		size, entry uint64
@@ -134,7 +134,7 @@ func (x *XSK) setup(cfg XSKConfig) error {
 			return fmt.Errorf("map ring at page offset %#x: %w", r.pgoff, err)
 		}
 		x.maps = append(x.maps, m)
-		*r.ring = xskRing{
+		*r.ring = ring{
 			producer: (*uint32)(unsafe.Pointer(&m[r.off.Producer])),
 			consumer: (*uint32)(unsafe.Pointer(&m[r.off.Consumer])),
 			entries:  unsafe.Pointer(&m[r.off.Desc]),
@@ -160,20 +160,20 @@ func (x *XSK) setup(cfg XSKConfig) error {
 		}
 	}
 	if err != nil {
-		return &XSKBindError{Config: cfg, Err: err}
+		return &BindError{Config: cfg, Err: err}
 	}
 	return nil
 }
 
-// XSKBindError is a failed bind: the errno says why (EOPNOTSUPP for
+// BindError is a failed bind: the errno says why (EOPNOTSUPP for
 // XDP_ZEROCOPY on a driver without zero-copy, EBUSY for a queue that has a
 // socket already).
-type XSKBindError struct {
-	Config XSKConfig
+type BindError struct {
+	Config Config
 	Err    error
 }
 
-func (e *XSKBindError) Error() string {
+func (e *BindError) Error() string {
 	mode := "XDP_COPY"
 	if e.Config.Zerocopy {
 		mode = "XDP_ZEROCOPY"
@@ -181,7 +181,7 @@ func (e *XSKBindError) Error() string {
 	return fmt.Sprintf("bind AF_XDP socket with %s to ifindex %d queue %d: %v", mode, e.Config.Ifindex, e.Config.Queue, e.Err)
 }
 
-func (e *XSKBindError) Unwrap() error { return e.Err }
+func (e *BindError) Unwrap() error { return e.Err }
 
 func sockopt(call uintptr, fd, opt int, p unsafe.Pointer, size uintptr) error {
 	l := uint32(size)
@@ -200,7 +200,7 @@ func sockopt(call uintptr, fd, opt int, p unsafe.Pointer, size uintptr) error {
 // The application spins, so its CPU time says nothing of its work; this is
 // wall time, read at each change between busy and idle, so time the thread
 // lost to other tasks in the middle of a busy period counts as busy.
-func (x *XSK) Busy() time.Duration {
+func (x *Socket) Busy() time.Duration {
 	b := x.busyNs.Load()
 	if s := x.busySince.Load(); s != 0 {
 		b += max(0, xskClock()-s)
@@ -214,12 +214,12 @@ var xskEpoch = time.Now()
 func xskClock() int64 { return int64(time.Since(xskEpoch)) + 1 }
 
 // FD is the socket, for an XSKMAP.
-func (x *XSK) FD() int { return x.fd }
+func (x *Socket) FD() int { return x.fd }
 
 // Stats returns the kernel's counters of the socket (XDP_STATISTICS):
 // frames dropped on the way in, for want of RX ring space or of fill ring
 // frames, and invalid descriptors.
-func (x *XSK) Stats() (unix.XDPStatistics, error) {
+func (x *Socket) Stats() (unix.XDPStatistics, error) {
 	var s unix.XDPStatistics
 	if err := sockopt(unix.SYS_GETSOCKOPT, x.fd, unix.XDP_STATISTICS, unsafe.Pointer(&s), unsafe.Sizeof(s)); err != nil {
 		return s, fmt.Errorf("read AF_XDP statistics: %w", err)
@@ -229,7 +229,7 @@ func (x *XSK) Stats() (unix.XDPStatistics, error) {
 
 // Close unmaps the rings and UMEM and closes the socket (which unbinds it
 // and takes it out of any XSKMAP). Serve must have returned.
-func (x *XSK) Close() error {
+func (x *Socket) Close() error {
 	var errs []error
 	for _, m := range x.maps {
 		errs = append(errs, unix.Munmap(m))
@@ -246,22 +246,22 @@ func (x *XSK) Close() error {
 	return errors.Join(errs...)
 }
 
-func (r *xskRing) addr(i uint32) *uint64 {
+func (r *ring) addr(i uint32) *uint64 {
 	return (*uint64)(unsafe.Add(r.entries, uintptr(i&r.mask)*8))
 }
 
-func (r *xskRing) desc(i uint32) *unix.XDPDesc {
+func (r *ring) desc(i uint32) *unix.XDPDesc {
 	return (*unix.XDPDesc)(unsafe.Add(r.entries, uintptr(i&r.mask)*unsafe.Sizeof(unix.XDPDesc{})))
 }
 
 // ready is what the kernel produced and this side has not consumed.
-func (r *xskRing) ready() uint32 { return atomic.LoadUint32(r.producer) - r.own }
+func (r *ring) ready() uint32 { return atomic.LoadUint32(r.producer) - r.own }
 
 // free is what this side may produce before catching up with the kernel.
-func (r *xskRing) free() uint32 { return r.mask + 1 - (r.own - atomic.LoadUint32(r.consumer)) }
+func (r *ring) free() uint32 { return r.mask + 1 - (r.own - atomic.LoadUint32(r.consumer)) }
 
 // publish stores this side's index after n more entries.
-func (r *xskRing) publish(n uint32, index *uint32) {
+func (r *ring) publish(n uint32, index *uint32) {
 	r.own += n
 	atomic.StoreUint32(index, r.own)
 }
@@ -273,7 +273,7 @@ func (r *xskRing) publish(n uint32, index *uint32) {
 // returning frames to the fill ring as their sends complete. It spins
 // without sleeping, as xdpsock does without -p, so run it on a CPU of its
 // own, on a locked thread; Busy says how much of the time it had work.
-func (x *XSK) Serve(app string, stop *atomic.Bool) error {
+func (x *Socket) Serve(app string, stop *atomic.Bool) error {
 	if app != "rxdrop" && app != "l2fwd" {
 		return fmt.Errorf("AF_XDP application %q: want rxdrop or l2fwd", app)
 	}
@@ -344,7 +344,7 @@ func (x *XSK) Serve(app string, stop *atomic.Bool) error {
 // kick makes the kernel send what is on the TX ring: sendto with no data,
 // as xdpsock's kick_tx. EAGAIN (the per-call budget was used up), ENOBUFS,
 // EBUSY and ENETDOWN say "try again", as there.
-func (x *XSK) kick() error {
+func (x *Socket) kick() error {
 	// Raw: it does not block (MSG_DONTWAIT), and the runtime's syscall
 	// bookkeeping would add to every kick.
 	_, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(x.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)

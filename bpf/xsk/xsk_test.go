@@ -46,10 +46,10 @@ func TestXSKCopyMode(t *testing.T) {
 
 	for _, app := range []string{"rxdrop", "l2fwd"} {
 		t.Run(app, func(t *testing.T) {
-			var x *XSK
+			var x *Socket
 			err := tr.NS.Do(func() error {
 				var err error
-				x, err = NewXSK(XSKConfig{Ifindex: tr.Pair.B.Index, Queue: queue})
+				x, err = Open(Config{Ifindex: tr.Pair.B.Index, Queue: queue})
 				return err
 			})
 			if err != nil {
@@ -164,15 +164,15 @@ func TestXSKZerocopyOnVeth(t *testing.T) {
 	ns := host.NewNetns(t)
 	pair := ns.AddVeth(t, 1, 1)[0]
 	err := ns.Do(func() error {
-		x, err := NewXSK(XSKConfig{Ifindex: pair.B.Index, Zerocopy: true})
+		x, err := Open(Config{Ifindex: pair.B.Index, Zerocopy: true})
 		if err == nil {
 			return errors.Join(errors.New("veth accepted a zero-copy socket"), x.Close())
 		}
-		var be *XSKBindError
+		var be *BindError
 		if !errors.As(err, &be) || !errors.Is(err, unix.EOPNOTSUPP) {
 			return err
 		}
-		x, err = NewXSK(XSKConfig{Ifindex: pair.B.Index})
+		x, err = Open(Config{Ifindex: pair.B.Index})
 		if err != nil {
 			return err
 		}

@@ -313,6 +313,9 @@ func (f *File) Label(k string) string {
 // errNoData says a selection matched nothing in a file.
 var errNoData = errors.New("no data in this file")
 
+// errContended says every run of a row was measured on a contended core.
+var errContended = errors.New("no uncontended run")
+
 // Select returns the values of unit for the one sub-benchmark matching
 // family and keys. Keys not named must not distinguish two
 // sub-benchmarks: a selection that matches several is an error naming
@@ -339,6 +342,9 @@ func (f *File) Select(s Sel) (Name, []float64, error) {
 	}
 	xs := values(f.Runs[names[0]], s.Unit)
 	if len(xs) == 0 {
+		if n, runs := contended(f, names[0]); n > 0 && n == runs {
+			return Name{}, nil, fmt.Errorf("%w: every run of %s in %s was measured on a contended core (contended-frac above %.1f): its figures are not the program's", errContended, names[0], f.Stem(), maxContended)
+		}
 		return Name{}, nil, fmt.Errorf("%w: %s reports no %s", errNoData, names[0], s.Unit)
 	}
 	return f.Runs[names[0]][0].Name, xs, nil

@@ -14,13 +14,11 @@ import (
 )
 
 // A Drift is how far the rows of two results files moved together in one
-// unit. A VM can run a whole `make bench` slower per cycle than the run
-// before it, every row the same way (1% in cycles/op, 5% in ns/op as the
-// host changed its clock, between two runs of one commit on the Intel Xeon
-// 6/167 KVM guest: results/README.md): passes cannot cancel that, and
-// benchstat's test then calls most rows of the two files different. The
-// rows' median move says how large that shared part is; a row whose move
-// is still significant once the shared part is taken out moved by itself.
+// unit. A VM can run a whole `make bench` slower than the run before it,
+// every row the same way, which passes cannot cancel and benchstat's test
+// then calls different (docs/method.md#the-estimators). The rows' median
+// move says how large that shared part is; a row whose move is still
+// significant once the shared part is taken out moved by itself.
 type Drift struct {
 	Unit string
 	// Rows is the number of rows both files hold runs of.
@@ -164,15 +162,39 @@ func Drifts(a, b *File, unit string, floor *Floor) (s Drift, ok bool) {
 	return s, true
 }
 
-// values is the runs' values in unit, in file order (none for unit "").
+// values is the runs' values in unit, in file order (none for unit ""),
+// leaving out runs measured on a contended core (contendedRun): their
+// figures are not the program's.
 func values(runs []Run, unit string) []float64 {
 	var vs []float64
 	for _, r := range runs {
-		if v, ok := r.Values[unit]; ok {
+		if v, ok := r.Values[unit]; ok && !contendedRun(r) {
 			vs = append(vs, v)
 		}
 	}
 	return vs
+}
+
+// contendedRun says the run never saw its core uncontended: more than
+// maxContended of its calls were contended, and its figures are of all of
+// them (docs/method.md#contention).
+func contendedRun(r Run) bool {
+	v, ok := r.Values["contended-frac"]
+	return ok && v > maxContended
+}
+
+// contendedRuns counts the runs of f that never saw an uncontended core,
+// and all its runs.
+func contendedRuns(f *File) (n, all int) {
+	for _, name := range f.Names {
+		for _, r := range f.Runs[name] {
+			all++
+			if contendedRun(r) {
+				n++
+			}
+		}
+	}
+	return n, all
 }
 
 func median(vs []float64) float64 { return stats.Sample{Xs: vs}.Quantile(0.5) }
@@ -186,13 +208,18 @@ var driftUnits = []string{"cycles/op", "ns/op", "instrs/op"}
 // the machine (aa, nil without), which of those moved beyond its noise.
 func ReportDrift(w io.Writer, a, b *File, aa [2]*File) {
 	fmt.Fprintf(w, "How far the rows moved together from A=%s to B=%s\n", a.Path, b.Path)
+	for _, f := range []*File{a, b} {
+		if n, all := contendedRuns(f); n > 0 {
+			fmt.Fprintf(w, "%s: %d of %d row-runs never saw an uncontended core (contended-frac above %.1f): left out here and in the tables above\n", f.Path, n, all, maxContended)
+		}
+	}
 	fmt.Fprintf(w, "(the median of the rows' moves; a row beyond it is one benchstat's test, p < %.2g,\n"+
 		"still calls different once B is divided by that shift: expect ~%.0f%% of rows by chance)\n", driftAlpha, 100*driftAlpha)
 	if aa[0] != nil {
 		fmt.Fprintf(w, "The machine's noise: the A/A pair %s, %s (two runs of one commit on it);\n"+
 			"a row beyond its floor moved by more than two runs of the same code do there.\n", aa[0].Path, aa[1].Path)
 	} else {
-		fmt.Fprintf(w, "No A/A pair of this machine (cpu-vendor, cpu-family-model, virt) under results/aa/: no noise floor; make one (docs/method.md#the-noise-floor).\n")
+		fmt.Fprintf(w, "No A/A pair of this machine (cpu-vendor, cpu-family-model, virt) under results/aa/: no noise floor; make one with make aa (docs/method.md#the-noise-floor-between-runs).\n")
 	}
 	for _, u := range driftUnits {
 		var floor *Floor

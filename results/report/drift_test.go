@@ -250,3 +250,35 @@ func TestExactCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestUncontended: the runs that never saw an uncontended core are left
+// out of what benchstat is given, of the shift and of the floor; the
+// others stay, configuration lines too.
+func TestUncontended(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.txt")
+	text := "cpu-family-model: 6/207\n" +
+		"BenchmarkX/row=a-2 1 5.0 ns/op 0.50 contended-frac\n" +
+		"BenchmarkX/row=a-2 1 9.0 ns/op 0.95 contended-frac\n" +
+		"BenchmarkX/row=b-2 1 7.0 ns/op\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-uncontended", path}, &stdout, &stderr); code != 0 {
+		t.Fatalf("report -uncontended: exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	if strings.Contains(out, "9.0 ns/op") || !strings.Contains(out, "5.0 ns/op") || !strings.Contains(out, "row=b") || !strings.Contains(out, "cpu-family-model: 6/207") {
+		t.Errorf("report -uncontended printed:\n%s", out)
+	}
+	f, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs := values(f.Runs["BenchmarkX/row=a"], "ns/op"); !slices.Equal(vs, []float64{5}) {
+		t.Errorf("values of row a: %v, want the uncontended run's 5 only", vs)
+	}
+	if n, all := contendedRuns(f); n != 1 || all != 3 {
+		t.Errorf("contended runs %d of %d, want 1 of 3", n, all)
+	}
+}

@@ -34,6 +34,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -49,6 +50,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	plots := fs.Bool("plots", true, "write SVG plots next to each results file")
 	plotDir := fs.String("plotdir", "", "write the plots here instead of next to the results files")
 	drift := fs.Bool("drift", false, "given two files A and B: how far their rows moved together, and which moved beyond that (no verdicts, no plots)")
+	uncontended := fs.Bool("uncontended", false, "given one file: print it without the result lines of rows that never saw an uncontended core (contended-frac above 0.9), for benchstat")
 	aaDir := fs.String("aa", "results/aa", "with -drift: the `directory` of A/A pairs (<runstamp>-<name>-aa1.txt, -aa2.txt); the newest pair of A's machine sets the noise floor")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: report [flags] results.txt [other-boot.txt ...]\n       report -drift A.txt B.txt\n")
@@ -60,6 +62,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return 2
+	}
+	if *uncontended {
+		if fs.NArg() != 1 {
+			fmt.Fprintf(stderr, "report: -uncontended takes one file, not %d\n", fs.NArg())
+			return 2
+		}
+		if err := writeUncontended(stdout, fs.Arg(0)); err != nil {
+			fmt.Fprintf(stderr, "report: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	var files []*File
 	for _, p := range fs.Args() {
@@ -318,4 +331,33 @@ func trim(v float64) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s
+}
+
+// writeUncontended copies the results file at path to w, less the result
+// lines of runs that never saw an uncontended core: what make compare
+// hands benchstat, which would otherwise compare those runs' figures.
+func writeUncontended(w io.Writer, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if strings.HasPrefix(l, "Benchmark") {
+			f := strings.Fields(l)
+			if r := (Run{Values: map[string]float64{}}); len(f) > 3 {
+				for i := 2; i+1 < len(f); i += 2 {
+					if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+						r.Values[f[i+1]] = v
+					}
+				}
+				if contendedRun(r) {
+					continue
+				}
+			}
+		}
+		if _, err := io.WriteString(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
 }

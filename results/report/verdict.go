@@ -427,6 +427,9 @@ func evaluateOn(c *Claim, j judgement, byBoot map[*Boot]*File) Outcome {
 		case errors.As(err, &nm):
 			o.Verdict, o.Reason = NotMeasurable, nm.why
 			return o
+		case errors.Is(err, errContended) && !j.shape:
+			o.Verdict, o.Reason = NoTiming, strings.TrimPrefix(err.Error(), errContended.Error()+": ")
+			return o
 		case errors.Is(err, errNoData):
 			o.Verdict, o.Reason = NoData, strings.TrimPrefix(err.Error(), errNoData.Error()+": ")
 			return o
@@ -447,13 +450,8 @@ func evaluateOn(c *Claim, j judgement, byBoot map[*Boot]*File) Outcome {
 			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s failed and are left out (%s)",
 				len(failed), len(failed)+len(f.Runs[name.String()]), name.Short(), failed[0]))
 		}
-		if n, runs := contended(f, name.String()); n > 0 && !j.shape {
-			if n == runs {
-				o.Verdict = NoTiming
-				o.Reason = fmt.Sprintf("every run of %s in %s was measured on a contended core (contended-frac above %.1f): its figures are not the program's", name.Short(), f.Stem(), maxContended)
-				return o
-			}
-			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s were measured on a contended core (contended-frac above %.1f)", n, runs, name.Short(), maxContended))
+		if n, runs := contended(f, name.String()); n > 0 {
+			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s were measured on a contended core (contended-frac above %.1f) and are left out", n, runs, name.Short(), maxContended))
 		}
 		if n := notBound(f, name.String()); n > 0 {
 			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s were not receiver-bound (rx-bound=0: the generator or losses dominate)",

@@ -1,0 +1,162 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// LockFDEnv names the environment variable through which a process holding
+// Lock can pass the lock to a child it starts: put the lock file (see
+// HeldLockFile) in exec.Cmd.ExtraFiles and set LockFDEnv to its descriptor
+// number in the child (3 for the first extra file). Lock in the child then
+// succeeds at once without waiting for its parent, and its unlock leaves
+// the lock to the parent.
+const LockFDEnv = "BPFBENCH_LOCK_FD"
+
+// Lock takes the system-wide bpfbench lock, an exclusive flock on
+// StateDir/lock: the XDP dispatcher and sysctls are global, so one run at a
+// time. If another process holds it, Lock retries until wait has passed
+// and then fails, naming the holder's PID (the holder writes it into the
+// lock file). The kernel drops the lock when its holder dies, however it
+// dies. The lock is per call, not per process: a second Lock in the same
+// process waits too. See LockFDEnv for handing it to a child process.
+func Lock(wait time.Duration) (unlock func(), err error) {
+	if s := os.Getenv(LockFDEnv); s != "" {
+		if unlock, ok := inheritedLock(s); ok {
+			return unlock, nil
+		}
+	}
+	return lockAt(lockPath, wait)
+}
+
+var lockState struct {
+	mu   sync.Mutex
+	held []*os.File // lock files of Lock calls not yet unlocked, newest last
+}
+
+// HeldLockFile returns the file of a Lock this process holds, or nil.
+func HeldLockFile() *os.File {
+	lockState.mu.Lock()
+	defer lockState.mu.Unlock()
+	if len(lockState.held) == 0 {
+		return nil
+	}
+	return lockState.held[len(lockState.held)-1]
+}
+
+// inheritedLock checks that descriptor s is the lock file and that its open
+// file, shared with the parent, holds the lock.
+func inheritedLock(s string) (func(), bool) {
+	fd, err := strconv.Atoi(s)
+	if err != nil || fd < 0 {
+		return nil, false
+	}
+	var a, b unix.Stat_t
+	if unix.Fstat(fd, &a) != nil || unix.Stat(lockPath, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
+		return nil, false
+	}
+	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return nil, false
+	}
+	// Ours to pass on explicitly, not to every process we start.
+	unix.CloseOnExec(fd)
+	f := os.NewFile(uintptr(fd), lockPath)
+	return rememberLockFile(f, func() {
+		f.Close() // the parent's descriptor keeps the lock
+	}), true
+}
+
+// rememberLockFile records f as a held lock file (HeldLockFile) and
+// returns what releases it, once: forget it, then release.
+func rememberLockFile(f *os.File, release func()) func() {
+	lockState.mu.Lock()
+	lockState.held = append(lockState.held, f)
+	lockState.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			forgetLockFile(f)
+			release()
+		})
+	}
+}
+
+func forgetLockFile(f *os.File) {
+	lockState.mu.Lock()
+	defer lockState.mu.Unlock()
+	for i, g := range lockState.held {
+		if g == f {
+			lockState.held = append(lockState.held[:i:i], lockState.held[i+1:]...)
+			return
+		}
+	}
+}
+
+func lockAt(path string, wait time.Duration) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		waited := time.Since(start)
+		if waited >= wait {
+			holder := lockHolder(path)
+			f.Close()
+			return nil, fmt.Errorf("another bpfbench run holds %s: %s; gave up after waiting %v (the XDP dispatcher and sysctls are global, so runs take turns)", path, holder, wait)
+		}
+		time.Sleep(min(50*time.Millisecond, wait-waited))
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt(fmt.Appendf(nil, "%d\n%s\n", selfPID, self().cmdline), 0)
+	}
+	return rememberLockFile(f, func() {
+		f.Truncate(0)
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}), nil
+}
+
+// lockHolder describes the process whose PID is in the lock file.
+func lockHolder(path string) string {
+	data, _ := os.ReadFile(path)
+	first, rest, _ := strings.Cut(string(data), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || pid <= 0 {
+		return "held by a process that has not written its PID yet"
+	}
+	cmd := strings.TrimSpace(rest)
+	if cmd == "" {
+		cmd = procCmdline(pid)
+	}
+	s := fmt.Sprintf("held by pid %d", pid)
+	if pid == selfPID {
+		s += " (this process)"
+	}
+	if cmd != "" {
+		s += " (" + cmd + ")"
+	}
+	if !pidExists(pid) {
+		s += ", which has exited: a child it passed the lock to still holds it"
+	}
+	return s
+}

@@ -1,0 +1,296 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Repair undoes what earlier bpfbench processes that are now dead left
+// behind, and returns one line per repair:
+//
+//   - sysctls in their journals are restored to the recorded old value,
+//     latest change first across all dead runs;
+//   - namespaces /run/netns/bpfbench-<pid>-* whose run is dead (or that no
+//     journal claims) are deleted;
+//   - journals from an earlier boot are discarded, as the reboot reset what
+//     they record.
+//
+// A run is dead if its PID does not exist, is a zombie, or belongs to a
+// process with another start time. Live runs are left alone; a sysctl that
+// a live run has also changed is not restored (its journal stays for a later
+// Repair) and the line says so. Call it holding Lock.
+func Repair() ([]string, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+
+	rp := &repair{
+		boot:     bootID(),
+		live:     map[int]*journal{},
+		liveKeys: map[string]int{},
+		deadWhy:  map[int]string{},
+	}
+	for _, path := range st.keys {
+		rp.liveKeys[path] = selfPID
+	}
+	journals, err := rp.readJournals()
+	if err != nil {
+		return nil, err
+	}
+	// Namespaces first, as RestoreAll does.
+	rp.deleteNamespaces()
+	rp.restoreSysctls()
+	if journals > 0 {
+		syncDir(StateDir)
+	}
+	return rp.lines, errors.Join(rp.errs...)
+}
+
+// repair is one Repair: what it found of the runs before this one, and
+// what it did and failed to do.
+type repair struct {
+	boot     string
+	dead     []*deadRun
+	live     map[int]*journal // pid: journal of a live run
+	liveKeys map[string]int   // sysctl path: live pid that changed it
+	deadWhy  map[int]string   // pid: why its run is dead
+	lines    []string
+	errs     []error
+}
+
+// deadRun is the journal of a run that is gone.
+type deadRun struct {
+	path string
+	j    *journal
+	why  string
+}
+
+// readJournals sorts the journals in StateDir into live and dead runs,
+// discarding half-written ones and those of an earlier boot, and returns
+// how many entries StateDir had.
+func (rp *repair) readJournals() (int, error) {
+	entries, err := os.ReadDir(StateDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if i := strings.Index(name, ".tmp-"); i > 0 && strings.HasPrefix(name, "journal-") {
+			// A half-written journal of a writer that died.
+			if w, err := strconv.Atoi(name[i+len(".tmp-"):]); err == nil && w != selfPID && !pidExists(w) {
+				os.Remove(filepath.Join(StateDir, name))
+			}
+			continue
+		}
+		pid, ok := parseJournalName(name)
+		if !ok || pid == selfPID {
+			continue
+		}
+		path := filepath.Join(StateDir, name)
+		j, err := readJournal(path)
+		if err != nil || j.PID != pid {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if pidExists(pid) {
+				continue // maybe live; leave it
+			}
+			bad := path + ".corrupt"
+			os.Rename(path, bad)
+			rp.errs = append(rp.errs, fmt.Errorf("unreadable journal of dead run pid %d moved to %s: %v", pid, bad, err))
+			continue
+		}
+		if j.BootID != "" && rp.boot != "" && j.BootID != rp.boot {
+			if err := os.Remove(path); err != nil {
+				rp.errs = append(rp.errs, err)
+				continue
+			}
+			rp.deadWhy[pid] = fmt.Sprintf("run pid %d of an earlier boot", pid)
+			rp.lines = append(rp.lines, fmt.Sprintf("discarded journal of run pid %d from an earlier boot (the reboot reset its sysctls)", pid))
+			continue
+		}
+		if alive, why := runAlive(pid, j.StartTime); alive {
+			rp.live[pid] = j
+			for _, r := range j.Sysctls {
+				rp.liveKeys[r.Path] = pid
+			}
+		} else {
+			rp.deadWhy[pid] = why
+			rp.dead = append(rp.dead, &deadRun{path: path, j: j, why: why})
+		}
+	}
+
+	return len(entries), nil
+}
+
+// deleteNamespaces deletes the namespaces of dead runs, and those no
+// journal claims.
+func (rp *repair) deleteNamespaces() {
+	nsEntries, err := os.ReadDir(NetnsDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		rp.errs = append(rp.errs, err)
+	}
+	for _, e := range nsEntries {
+		name := e.Name()
+		pid, ok := parseNetnsName(name)
+		if !ok {
+			continue
+		}
+		why := ""
+		switch {
+		case pid == selfPID:
+			mine := false
+			for _, ns := range st.namespaces {
+				mine = mine || ns.Name == name
+			}
+			if mine {
+				continue
+			}
+			why = fmt.Sprintf("dead run pid %d (the PID is now this process)", pid)
+		case rp.live[pid] != nil:
+			continue
+		case rp.deadWhy[pid] != "":
+			why = rp.deadWhy[pid]
+		default:
+			// No journal when we looked. A run journals a namespace before
+			// creating it and removes its journal only after deleting it,
+			// so look again now that the namespace is known to exist.
+			j, err := readJournal(journalPath(pid))
+			if err == nil {
+				if alive, _ := runAlive(pid, j.StartTime); alive {
+					continue
+				}
+			} else if !errors.Is(err, fs.ErrNotExist) && pidExists(pid) {
+				continue
+			}
+			why = fmt.Sprintf("killed run pid %d", pid)
+			if pidExists(pid) {
+				why = fmt.Sprintf("dead run pid %d (the PID is now another process)", pid)
+			}
+		}
+		did, err := deleteNamedNetns(filepath.Join(NetnsDir, name))
+		if err != nil {
+			rp.errs = append(rp.errs, fmt.Errorf("delete network namespace %s left by %s: %w", name, why, err))
+			continue
+		}
+		if did {
+			rp.lines = append(rp.lines, fmt.Sprintf("deleted network namespace %s left by %s", name, why))
+		}
+	}
+
+}
+
+// restoreSysctls puts back what dead runs changed, newest change first, so
+// that where runs changed the same sysctl one after the other the oldest
+// value wins, and keeps in their journals what it could not restore.
+func (rp *repair) restoreSysctls() {
+	type rec struct {
+		run *deadRun
+		r   sysctlRecord
+	}
+	var recs []rec
+	for _, d := range rp.dead {
+		for _, r := range d.j.Sysctls {
+			recs = append(recs, rec{d, r})
+		}
+	}
+	sort.SliceStable(recs, func(a, b int) bool { return recs[a].r.Time.After(recs[b].r.Time) })
+	left := map[*deadRun][]sysctlRecord{}
+	for _, x := range recs {
+		r, d := x.r, x.run
+		if err := checkSysctlPath(r.Path); err != nil {
+			rp.errs = append(rp.errs, fmt.Errorf("journal %s: %w", d.path, err))
+			left[d] = append(left[d], r)
+			continue
+		}
+		if pid, ok := rp.liveKeys[r.Path]; ok {
+			rp.lines = append(rp.lines, fmt.Sprintf("not restoring %s=%s left by %s: live run pid %d has changed it too; a later Repair will", r.Name, r.Old, d.why, pid))
+			left[d] = append(left[d], r)
+			continue
+		}
+		cur, err := readSysctl(r.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			rp.lines = append(rp.lines, fmt.Sprintf("dropped %s=%s left by %s: the sysctl no longer exists", r.Name, r.Old, d.why))
+			continue
+		}
+		if err != nil {
+			rp.errs = append(rp.errs, fmt.Errorf("read sysctl %s: %w", r.Name, err))
+			left[d] = append(left[d], r)
+			continue
+		}
+		if normalizeSysctl(cur) == normalizeSysctl(r.Old) {
+			continue
+		}
+		if err := writeSysctl(r.Path, r.Old); err != nil {
+			rp.errs = append(rp.errs, fmt.Errorf("restore sysctl %s=%s left as %s by %s: %w", r.Name, r.Old, cur, d.why, err))
+			left[d] = append(left[d], r)
+			continue
+		}
+		rp.lines = append(rp.lines, fmt.Sprintf("restored %s=%s left as %s by %s", r.Name, r.Old, cur, d.why))
+	}
+	for _, d := range rp.dead {
+		if rs := left[d]; len(rs) > 0 {
+			// Keep in the original order.
+			sort.SliceStable(rs, func(a, b int) bool { return rs[a].Time.Before(rs[b].Time) })
+			j := *d.j
+			j.Sysctls, j.Netns = rs, nil
+			if err := writeJournal(d.path, &j); err != nil {
+				rp.errs = append(rp.errs, err)
+			}
+			continue
+		}
+		if err := os.Remove(d.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			rp.errs = append(rp.errs, err)
+		}
+	}
+}
+
+func parseJournalName(name string) (int, bool) {
+	s, ok := strings.CutPrefix(name, "journal-")
+	if !ok {
+		return 0, false
+	}
+	s, ok = strings.CutSuffix(s, ".json")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(s)
+	return pid, err == nil && pid > 0
+}
+
+// parseNetnsName returns the PID in bpfbench-<pid>-<seq>.
+func parseNetnsName(name string) (int, bool) {
+	s, ok := strings.CutPrefix(name, NetnsPrefix)
+	if !ok {
+		return 0, false
+	}
+	p, seq, ok := strings.Cut(s, "-")
+	if !ok {
+		return 0, false
+	}
+	if _, err := strconv.Atoi(seq); err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(p)
+	return pid, err == nil && pid > 0
+}
+
+// checkHostNetns fails if the calling thread is not in the network
+// namespace the process started in (as inside Netns.Do).
+func checkHostNetns() error {
+	var s unix.Stat_t
+	if err := unix.Stat(threadNetns, &s); err != nil {
+		return err
+	}
+	if host := hostNetns(); host != 0 && s.Ino != host {
+		return errors.New("the calling thread is in another network namespace (inside Netns.Do?); only host sysctls are journaled")
+	}
+	return nil
+}

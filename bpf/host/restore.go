@@ -1,0 +1,105 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// RestoreAll undoes every change this process still has outstanding:
+// deletes the namespaces it created, newest first, then puts back sysctls
+// in the reverse order of their first change, and removes the journal. It is
+// safe to call more than once and from any goroutine; cleanups of changes it
+// has undone do nothing. What it fails to undo stays in the journal for a
+// later call or Repair.
+func RestoreAll() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	_, err := restoreAllLocked()
+	return err
+}
+
+func restoreAllLocked() (lines []string, err error) {
+	var errs []error
+	for i := len(st.namespaces) - 1; i >= 0; i-- {
+		ns := st.namespaces[i]
+		if err := ns.destroy(); err != nil {
+			errs = append(errs, fmt.Errorf("delete network namespace %s: %w", ns.Name, err))
+			continue
+		}
+		removeNetnsLocked(ns)
+		lines = append(lines, "deleted network namespace "+ns.Name)
+	}
+	for i := len(st.keys) - 1; i >= 0; i-- {
+		path := st.keys[i]
+		stack := st.changes[path]
+		if len(stack) == 0 {
+			continue
+		}
+		first := stack[0]
+		cur, _ := readSysctl(path)
+		if err := writeSysctl(path, first.prev); err != nil {
+			errs = append(errs, fmt.Errorf("restore sysctl %s=%s: %w", first.name, first.prev, err))
+			continue
+		}
+		for _, c := range append([]*sysctlChange(nil), stack...) {
+			dropChangeLocked(c)
+		}
+		lines = append(lines, fmt.Sprintf("restored %s=%s (was %s)", first.name, first.prev, cur))
+	}
+	if err := syncJournalLocked(); err != nil {
+		errs = append(errs, err)
+	}
+	return lines, errors.Join(errs...)
+}
+
+var sigOnce sync.Once
+
+// InstallSignalHandler makes SIGINT, SIGTERM and SIGHUP (those not ignored
+// when the process started) restore host state: the handler runs RestoreAll,
+// prints what it restored to stderr and exits with status 128+signal (130
+// for SIGINT, 143 for SIGTERM), without running deferred calls or cleanups.
+// From the signal on, SetSysctl and NewNetns block until the exit. A second
+// signal during the restore is ignored; SIGKILL leaves the journal to
+// Repair. Calling it again does nothing.
+func InstallSignalHandler() {
+	sigOnce.Do(func() {
+		var sigs []os.Signal
+		for _, s := range []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP} {
+			if !signal.Ignored(s) {
+				sigs = append(sigs, s)
+			}
+		}
+		if len(sigs) == 0 {
+			return
+		}
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, sigs...)
+		go func() {
+			s := <-ch
+			fmt.Fprintf(os.Stderr, "bpfbench: %v: restoring host state\n", s)
+			st.mu.Lock() // kept until exit: nothing changes state after this
+			st.frozen = true
+			lines, err := restoreAllLocked()
+			for _, l := range lines {
+				fmt.Fprintln(os.Stderr, "bpfbench: "+l)
+			}
+			if len(lines) == 0 && err == nil {
+				fmt.Fprintln(os.Stderr, "bpfbench: nothing to restore")
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "bpfbench: restore failed (the next run repairs what is left): %v\n", err)
+			}
+			code := 1
+			if n, ok := s.(syscall.Signal); ok {
+				code = 128 + int(n)
+			}
+			os.Exit(code)
+		}()
+	})
+}

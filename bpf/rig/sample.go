@@ -1,0 +1,177 @@
+package rig
+
+import (
+	"bpfbench/bpf/measure"
+	"fmt"
+	"testing"
+)
+
+// TrafficSample is one measurement of a receiver: a short call and a long call,
+// the difference of which cancels a call's fixed cost.
+type TrafficSample struct {
+	Long Call
+	// Ns is CPU ns per packet the measured side handled: (long CPU - short
+	// CPU) / (long packets - short packets).
+	Ns float64
+}
+
+// Measure sets r up, warms it, and measures frames frames against a short
+// call. The thread must be pinned.
+func (t *Traffic) Measure(r Receiver, frames uint32) (TrafficSample, error) {
+	var s TrafficSample
+	if frames <= trafficShort {
+		return s, fmt.Errorf("measure %d frames: want more than %d", frames, trafficShort)
+	}
+	if err := t.Set(r); err != nil {
+		return s, err
+	}
+	if _, err := t.Run(r, trafficWarm); err != nil {
+		return s, err
+	}
+	short, err := t.Run(r, trafficShort)
+	if err != nil {
+		return s, err
+	}
+	long, err := t.Run(r, frames)
+	if err != nil {
+		return s, err
+	}
+	dp := float64(long.Packets(r)) - float64(short.Packets(r))
+	if long.Packets(r) == 0 || dp <= 0 {
+		return s, fmt.Errorf("%s: %w", r, &NoTrafficError{Gen: long.Gen, Received: long.Received(), Returned: long.Returned()})
+	}
+	s.Long = long
+	s.Ns = float64(long.CPU-short.CPU) / dp
+	return s, nil
+}
+
+// NoTrafficError says the measured side saw no frames: the redirect
+// failed, the receiving veth had no NAPI, or the receiver is not attached.
+type NoTrafficError struct{ Gen, Received, Returned uint64 }
+
+func (e *NoTrafficError) Error() string {
+	return fmt.Sprintf("no frames reached the measured side (generated %d, received %d, returned %d): test_run succeeds even when every redirect fails",
+		e.Gen, e.Received, e.Returned)
+}
+
+// TrafficResult summarises the rounds of one receiver.
+type TrafficResult struct {
+	// Ns is CPU ns per packet the receiver handled, generating included
+	// (one CPU does both); PPS is 1e9/Ns, the rate that CPU sustains.
+	Ns, PPS float64
+	// GenNs is the generator-only run's ns per frame in the same rounds;
+	// HaveGen says whether it was measured (interleaved mode).
+	GenNs   float64
+	HaveGen bool
+	// RxNs is the median per-round paired difference Ns - GenNs: the
+	// receiving side's cost per packet, with RxCI95 its 95% half-width.
+	RxNs, RxCI95 float64
+	// Delta is the median paired difference against a reference
+	// receiver, with DeltaCI95 its 95% half-width and DeltaRel the
+	// difference as a fraction of the reference; HaveDelta says whether
+	// there was one.
+	Delta, DeltaCI95, DeltaRel float64
+	HaveDelta                  bool
+	// Totals over the long calls of the measured receiver.
+	Total Call
+	// Lost is generated minus delivered, LostFrac that over generated.
+	Lost     uint64
+	LostFrac float64
+	// RxBound says the number measures the receiver: the receiving side
+	// costs more than generating, and under MaxLostFrac of frames were lost.
+	RxBound  bool
+	Rounds   int
+	Restarts int
+}
+
+// Bench measures r on a thread pinned to o.CPU, once (measure.Once) for
+// o.Budget(). With o.Interleave it measures in rounds r, the generator
+// alone and, if ref is not nil, ref, in an order balanced over blocks of
+// rounds, so all of them see the machine at the same speed, and reports
+// the paired differences; otherwise r alone. o.CallTime sets the length of
+// one long call; reset, when set, runs once the warm-up is done, after the
+// benchmark's timer is reset. A failure fails b.
+func (t *Traffic) Bench(b *testing.B, r Receiver, ref *Receiver, o measure.BenchOptions, reset func()) TrafficResult {
+	b.Helper()
+	var res TrafficResult
+	err := measure.OncePinned(b, o.CPU, func() error {
+		var err error
+		res, err = t.bench(o.Budget(), r, ref, o, func() {
+			b.ResetTimer()
+			if reset != nil {
+				reset()
+			}
+		})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res
+}
+
+func (t *Traffic) bench(budget measure.Budget, r Receiver, ref *Receiver, o measure.BenchOptions, reset func()) (TrafficResult, error) {
+	var res TrafficResult
+	stream := func(s Receiver, own bool) measure.Stream {
+		return func(frames uint32) (float64, error) {
+			sample, err := t.Measure(s, frames)
+			if err != nil {
+				return 0, err
+			}
+			res.Restarts += sample.Long.Restarts
+			if own {
+				res.Total.Counts = res.Total.Counts.Add(sample.Long.Counts)
+				res.Total.CPU += sample.Long.CPU
+				res.Total.Wall += sample.Long.Wall
+			}
+			return sample.Ns, nil
+		}
+	}
+	// Streams: the receiver, then the generator alone, then the reference.
+	streams := []measure.Stream{stream(r, true)}
+	if o.Interleave {
+		streams = append(streams, stream(Receiver{}, false))
+		if ref != nil {
+			streams = append(streams, stream(*ref, false))
+		}
+	}
+	sz := measure.Sizing{Warm: 16 * trafficWarm, Min: trafficShort + 256*TrafficBatch, Max: 1 << 26, CallTime: o.CallTime}
+	rounds, err := measure.Run(budget, sz, func() {
+		// The warm-up's frames are not the benchmark's.
+		res = TrafficResult{}
+		if reset != nil {
+			reset()
+		}
+	}, streams...)
+	if err != nil {
+		return res, err
+	}
+	res.Rounds = rounds.Count()
+	res.Ns = rounds.Location(0).Value
+	res.PPS = 1e9 / res.Ns
+	if len(streams) > 1 {
+		res.HaveGen = true
+		res.GenNs = rounds.Location(1).Value
+		rx := rounds.Paired(0, 1)
+		res.RxNs, res.RxCI95 = rx.Value, rx.Half()
+	}
+	if len(streams) > 2 {
+		res.HaveDelta = true
+		d := rounds.Paired(0, 2)
+		res.Delta, res.DeltaCI95 = d.Value, d.Half()
+		res.DeltaRel = rounds.Relative(0, 2).Value
+	}
+	delivered := res.Total.Delivered(r)
+	if delivered < res.Total.Gen {
+		res.Lost = res.Total.Gen - delivered
+	}
+	if res.Total.Gen > 0 {
+		res.LostFrac = float64(res.Lost) / float64(res.Total.Gen)
+	}
+	res.RxBound = !r.GeneratorOnly() && res.HaveGen && res.RxNs > res.GenNs && res.LostFrac < MaxLostFrac
+	return res, nil
+}
+
+// MaxLostFrac is the share of lost frames above which a result does not
+// measure the receiver: frames that never arrived cost the receiver nothing.
+const MaxLostFrac = 0.01
