@@ -106,7 +106,7 @@ compare: ## compare two results files: what changed, the shift all rows share, t
 		$(GO) run ./results/report -uncontended $(A) > "$$tmp/A/$(notdir $(A))" && \
 		$(GO) run ./results/report -uncontended $(B) > "$$tmp/B/$(notdir $(B))" && \
 		bs=$$($(GO) tool -n benchstat) && (cd "$$tmp" && $$bs -table '' $(if $(COL),-col $(COL)) $(if $(ALL),,-filter '$(HEADLINE)') A/$(notdir $(A)) B/$(notdir $(B))) && echo && \
-		$(GO) run ./results/report -drift $(A) $(B); \
+		$(GO) run ./results/report -drift $(if $(ALL),-all) $(A) $(B); \
 	fi
 	@if [ -n "$(ALL)" ] && [ -f "$(A:.txt=.diag)" ] && [ -f "$(B:.txt=.diag)" ]; then \
 		echo; echo "Diagnostics ($(A:.txt=.diag), $(B:.txt=.diag)):"; \

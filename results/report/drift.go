@@ -200,28 +200,29 @@ func contendedRuns(f *File) (n, all int) {
 func median(vs []float64) float64 { return stats.Sample{Xs: vs}.Quantile(0.5) }
 
 // driftUnits are the units a shift is reported in, where the files have
-// them: cycles/op first, the one to compare across runs on a VM.
-var driftUnits = []string{"cycles/op", "ns/op", "instrs/op"}
+// them: cycles/op first, the one to compare across runs on a VM; ns/op,
+// which moves with the host's clock rate too, with -all.
+var driftUnits = []string{"cycles/op", "instrs/op"}
+
+// allDriftUnits are driftUnits and ns/op.
+var allDriftUnits = []string{"cycles/op", "ns/op", "instrs/op"}
 
 // ReportDrift prints, for each unit both files have, how far their rows
 // moved together and which rows moved beyond that; with an A/A pair of
 // the machine (aa, nil without), which of those moved beyond its noise.
-func ReportDrift(w io.Writer, a, b *File, aa [2]*File) {
-	fmt.Fprintf(w, "How far the rows moved together from A=%s to B=%s\n", a.Path, b.Path)
+func ReportDrift(w io.Writer, a, b *File, aa [2]*File, units []string) {
+	fmt.Fprintf(w, "The shift all rows share from A to B, the rows beyond it (benchstat's test, p < %.2g, on B over the shift), and the machine's noise\n", driftAlpha)
 	for _, f := range []*File{a, b} {
 		if n, all := contendedRuns(f); n > 0 {
-			fmt.Fprintf(w, "%s: %d of %d row-runs never saw an uncontended core (contended-frac above %.1f): left out here and in the tables above\n", f.Path, n, all, maxContended)
+			fmt.Fprintf(w, "%s: %d of %d row-runs never saw an uncontended core (contended-frac above %.1f): left out\n", filepath.Base(f.Path), n, all, maxContended)
 		}
 	}
-	fmt.Fprintf(w, "(the median of the rows' moves; a row beyond it is one benchstat's test, p < %.2g,\n"+
-		"still calls different once B is divided by that shift: expect ~%.0f%% of rows by chance)\n", driftAlpha, 100*driftAlpha)
 	if aa[0] != nil {
-		fmt.Fprintf(w, "The machine's noise: the A/A pair %s, %s (two runs of one commit on it);\n"+
-			"a row beyond its floor moved by more than two runs of the same code do there.\n", aa[0].Path, aa[1].Path)
+		fmt.Fprintf(w, "noise floor: the A/A pair %s, %s\n", filepath.Base(aa[0].Path), filepath.Base(aa[1].Path))
 	} else {
-		fmt.Fprintf(w, "No A/A pair of this machine (cpu-vendor, cpu-family-model, virt) under results/aa/: no noise floor; make one with make aa (docs/method.md#the-noise-floor-between-runs).\n")
+		fmt.Fprintf(w, "no A/A pair of this machine (cpu-vendor, cpu-family-model, virt) in results/aa/: no noise floor; make one with make aa\n")
 	}
-	for _, u := range driftUnits {
+	for _, u := range units {
 		var floor *Floor
 		if aa[0] != nil {
 			floor, _ = NewFloor(aa[0], aa[1], u)
@@ -230,7 +231,7 @@ func ReportDrift(w io.Writer, a, b *File, aa [2]*File) {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s: %d rows; shared shift %+.2f%% [%+.2f%%, %+.2f%%], %d of %d rows moved that way\n",
+		fmt.Fprintf(w, "%s: %d rows; shared shift %+.2f%% [%+.2f%%, %+.2f%%], %d of %d rows moved that way\n",
 			u, s.Rows, 100*s.Median, 100*s.Lo, 100*s.Hi, s.Same, s.Rows)
 		fmt.Fprintf(w, "  different as they stand: %d of %d rows; beyond the shared shift: %d; furthest from it: %s %+.2f%%\n",
 			s.Different, s.Rows, len(s.Beyond), s.Largest.Name, 100*s.Largest.Move)

@@ -92,7 +92,7 @@ func TestDrift(t *testing.T) {
 func TestDriftCommand(t *testing.T) {
 	a, b := driftFiles(t)
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"-drift", a, b}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"-drift", "-all", a, b}, &stdout, &stderr); code != 0 {
 		t.Fatalf("report -drift: exit %d: %s", code, stderr.String())
 	}
 	for _, want := range []string{"cycles/op: 20 rows; shared shift +1.", "ns/op: 20 rows; shared shift -", "furthest from it: BenchmarkX/row=r7 +9.", "BenchmarkX/row=r7   +9."} {
@@ -223,7 +223,7 @@ func TestExactCounts(t *testing.T) {
 		t.Fatalf("report -drift: exit %d: %s", code, stderr.String())
 	}
 	out := stdout.String()
-	for _, want := range []string{"instrs/op: 2 rows, 2 changed", "~ spread"} {
+	for _, want := range []string{"instrs/op: 2 rows, 2 changed", "~ not exact"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("exact comparison lacks %q:\n%s", want, out)
 		}

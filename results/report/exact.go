@@ -80,18 +80,21 @@ func ReportExact(w io.Writer, a, b *File) {
 			}
 		}
 		fmt.Fprintf(w, "\n%s: %d rows, %d changed by half an instruction or more\n", u, len(rows), changed)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "\tA\tB\tB-A\tchange\t\t\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "\t%9s\t%9s\t%9s\t%8s\t\n", "A", "B", "B-A", "change")
 		for _, r := range rows {
 			pct := "n/a"
 			if r.A != 0 {
 				pct = fmt.Sprintf("%+.1f%%", 100*(r.B-r.A)/math.Abs(r.A))
 			}
 			mark := ""
-			if !r.Exact {
-				mark = fmt.Sprintf("~ spread %.0f%%", 100*r.Spread)
+			switch {
+			case !r.Exact && r.Spread > 0:
+				mark = fmt.Sprintf("~ not exact, spread %.0f%%", 100*r.Spread)
+			case !r.Exact:
+				mark = "~ not exact"
 			}
-			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%+.2f\t%s\t%s\t\n", r.Name, r.A, r.B, r.B-r.A, pct, mark)
+			fmt.Fprintf(tw, "%s\t%9.2f\t%9.2f\t%+9.2f\t%8s\t%s\n", r.Name, r.A, r.B, r.B-r.A, pct, mark)
 		}
 		tw.Flush()
 	}

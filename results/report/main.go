@@ -51,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	plotDir := fs.String("plotdir", "", "write the plots here instead of next to the results files")
 	drift := fs.Bool("drift", false, "given two files A and B: how far their rows moved together, and which moved beyond that (no verdicts, no plots)")
 	uncontended := fs.Bool("uncontended", false, "given one file: print it without the result lines of rows that never saw an uncontended core (contended-frac above 0.9), for benchstat")
+	allUnits := fs.Bool("all", false, "with -drift: also the shift in ns/op")
 	aaDir := fs.String("aa", "results/aa", "with -drift: the `directory` of A/A pairs (<runstamp>-<name>-aa1.txt, -aa2.txt); the newest pair of A's machine sets the noise floor")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: report [flags] results.txt [other-boot.txt ...]\n       report -drift A.txt B.txt\n")
@@ -93,7 +94,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		aa, _ := FindAA(*aaDir, files[0])
-		ReportDrift(stdout, files[0], files[1], aa)
+		units := driftUnits
+		if *allUnits {
+			units = allDriftUnits
+		}
+		ReportDrift(stdout, files[0], files[1], aa, units)
 		return 0
 	}
 	Report(stdout, files)
