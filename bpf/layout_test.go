@@ -16,6 +16,7 @@ import (
 var layers = map[string]int{
 	"bpf":                   0, // the generated loaders and frames
 	"bpf/labels":            0,
+	"bpf/units":             0,
 	"bpf/host":              0,
 	"bpf/xsk":               0,
 	"bpf/probe":             1,

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"bpfbench/bpf/measure"
+	"bpfbench/bpf/units"
 )
 
 // A File is one results file as `go test -bench` wrote it: the
@@ -296,7 +296,7 @@ func (f *File) noTiming() string {
 // instrsUnit is the unit an instruction-count file reports for a timing
 // unit: delta-ns/op is delta-instrs/op there.
 func instrsUnit(u string) string {
-	if c, ok := measure.CountedUnit(u); ok {
+	if c, ok := units.Counted(u); ok {
 		return c
 	}
 	return u

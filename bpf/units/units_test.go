@@ -1,11 +1,11 @@
-package measure
+package units
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestCountedUnit(t *testing.T) {
+func TestCounted(t *testing.T) {
 	for _, c := range []struct {
 		in, want string
 		ok       bool
@@ -23,16 +23,16 @@ func TestCountedUnit(t *testing.T) {
 		{"capacity-pps", "", false},
 		{"calls/s", "", false},
 	} {
-		got, ok := CountedUnit(c.in)
+		got, ok := Counted(c.in)
 		if got != c.want || ok != c.ok {
-			t.Errorf("CountedUnit(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+			t.Errorf("Counted(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 	// Every unit the suite declares is either a rate or comes out with no
 	// "ns" or "us" left in it.
-	for _, l := range Units {
+	for _, l := range Lines {
 		u := strings.Fields(l)[1]
-		got, ok := CountedUnit(u)
+		got, ok := Counted(u)
 		if ok && (strings.Contains("-"+got+"-", "-ns") || strings.Contains(got, "ns/") || strings.HasSuffix(got, "-us")) {
 			t.Errorf("declared unit %s counts as %s: still a time", u, got)
 		}

@@ -1,0 +1,93 @@
+// Package units is the vocabulary of the units the suite reports: their
+// benchfmt metadata, and how a time unit reads in an instruction-counting
+// guest. A leaf, so that the suite and the offline report share it
+// without the report linking the suite's BPF machinery.
+package units
+
+import "strings"
+
+// Lines is the benchfmt metadata of the custom units the suite reports,
+// printed before the results (`Unit <name> <key>=<value>`).
+var Lines = []string{
+	"Unit ns/op assume=nothing",
+	"Unit kernel-ns/op better=lower assume=nothing",
+	"Unit delta-ns/op better=lower assume=nothing",
+	"Unit delta-ci95-ns better=lower assume=nothing",
+	"Unit call-us better=lower assume=nothing",
+	// ns/op in cycles of the clock rate each round ran at, and that rate
+	// (the multiplication chain): the figure to compare across runs on a host that
+	// changes its frequency.
+	"Unit cycles/op better=lower assume=nothing",
+	"Unit core-ghz assume=nothing",
+	// BenchmarkMitigations: the JIT image size (hardening grows it).
+	"Unit jited-bytes better=lower assume=nothing",
+	// BenchmarkCall: delta-ns/op per call or tail call.
+	"Unit ns/call better=lower assume=nothing",
+	// BenchmarkTrampoline: delta-ns/op per attached or chained program.
+	"Unit delta-ns/prog better=lower assume=nothing",
+	// BenchmarkAttach: real frames through XDP on a device.
+	// pps: a real NIC's measured rate; capacity-pps: 1e9 over the CPU
+	// time per packet of the rig's generating CPU, the rate that CPU
+	// could sustain, not a rate anything was measured at.
+	"Unit pps better=higher assume=nothing",
+	"Unit capacity-pps better=higher assume=nothing",
+	"Unit ns/pkt better=lower assume=nothing",
+	"Unit gen-ns/pkt better=lower assume=nothing",
+	"Unit rx-ns/pkt better=lower assume=nothing",
+	"Unit rx-ci95-ns better=lower assume=nothing",
+	"Unit delta-ns/pkt better=lower assume=nothing",
+	"Unit lost-pkts better=lower assume=exact",
+	"Unit lost-frac better=lower assume=nothing",
+	"Unit rx-bound better=higher assume=exact",
+	"Unit rx-cpu-busy assume=nothing",
+	// BenchmarkAFXDP, BenchmarkCpumap, BenchmarkUDP: the stage on the other
+	// CPU (the AF_XDP application, the cpumap kthread, the UDP receiver).
+	"Unit remote-ns/pkt better=lower assume=nothing",
+	"Unit remote-pps better=higher assume=nothing",
+	"Unit remote-cpu-busy assume=nothing",
+	"Unit remote-cpu-wait better=lower assume=nothing",
+	"Unit remote-bound better=higher assume=exact",
+	"Unit calls/s better=higher assume=nothing",
+	// Every family: the paired difference as a fraction of the baseline
+	// in the same round, and the measurements taken again.
+	"Unit delta-rel better=lower assume=nothing",
+	"Unit remeasured better=lower assume=exact",
+	"Unit clock-disagree better=lower assume=nothing",
+	// The share of the measuring CPU's time the host stole from its vCPU
+	// while the row measured (/proc/stat).
+	"Unit steal-frac better=lower assume=nothing",
+	// The share of a row's calls made while something else took the
+	// measuring core's throughput (Contention), left out of its figures;
+	// above 0.9 the figures are of all calls.
+	"Unit contended-frac better=lower assume=nothing",
+	// BenchmarkDispatcher: how many attached fillers' JIT images lie
+	// below the measured program's, which sets its path through the
+	// dispatcher's binary search.
+	"Unit dispatcher-rank assume=exact",
+}
+
+// Counted names unit in instructions, as Report writes it and the
+// claims report reads it back: each "ns" in it becomes "instrs" and each
+// "us" "kinstrs". Units that are no time (counts, fractions, bytes) stay
+// as they are; rates have no meaning (ok false).
+func Counted(unit string) (string, bool) {
+	if strings.HasSuffix(unit, "/s") || strings.HasSuffix(unit, "pps") {
+		return "", false
+	}
+	parts := strings.FieldsFunc(unit, func(r rune) bool { return r == '-' || r == '/' })
+	seps := strings.FieldsFunc(unit, func(r rune) bool { return r != '-' && r != '/' })
+	var sb strings.Builder
+	for i, p := range parts {
+		switch p {
+		case "ns":
+			p = "instrs"
+		case "us":
+			p = "kinstrs"
+		}
+		sb.WriteString(p)
+		if i < len(seps) {
+			sb.WriteString(seps[i])
+		}
+	}
+	return sb.String(), true
+}
