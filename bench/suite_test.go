@@ -325,7 +325,7 @@ func requireNoConfigLines(t *testing.T, stderr string) {
 // the summary says so; where they are refused, it names those rows.
 func TestRunSummary(t *testing.T) {
 	host.RequireRoot(t)
-	run := runFamily(t, "^BenchmarkTrampoline$/^target=xdp$/^attach=(none|fentry)$")
+	run := runFamily(t, "^BenchmarkTrampoline$/^target=xdp$/^attach=(none|fentry)$/^progs=(0|1)$")
 	stdout := run.stdout
 	i := strings.Index(stdout, "# bpfbench summary: ")
 	if i < 0 {
