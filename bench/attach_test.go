@@ -392,23 +392,6 @@ func TestAttachOutputParses(t *testing.T) {
 	requireSameState(t, before)
 }
 
-// TestAttachCleanupOnFailure fails the family with the dispatcher full (the
-// rig, 46 fillers in their own namespace) and checks the run left nothing.
-func TestAttachCleanupOnFailure(t *testing.T) {
-	host.RequireRoot(t)
-	requireLiveFrames(t)
-	before := snapshot(t)
-	stdout, stderr, err := runSuite(t, []string{failEnv + "=attach-full"}, "-test.run=^$",
-		"-test.bench=^BenchmarkAttach$/^action=drop$/^mode=native$/^prog=drop$/^dispatcher=full$", "-test.benchtime=1x")
-	if err == nil {
-		t.Fatalf("the run succeeded although told to fail:\n%s", stdout)
-	}
-	if !strings.Contains(stdout+stderr, "failing on purpose at attach-full") {
-		t.Fatalf("the run failed, but not where it was told to: %v\n%s\n%s", err, stdout, stderr)
-	}
-	requireSameState(t, before)
-}
-
 // TestAttachIface runs the real-NIC mode through its flags, pointed at the
 // receiving end of a veth rig in a suite namespace, with the rig's
 // generator standing in for the external one.

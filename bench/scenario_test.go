@@ -630,21 +630,54 @@ func TestScenarioBadFlags(t *testing.T) {
 	}
 }
 
-// TestScenarioXDPFailure fails the XDP family right after its setup
-// (namespace, programs loaded, one held in the dispatcher): the run fails
-// and leaves nothing behind. TestDispatcherCleanupOnFailure does the same
-// for the dispatcher family at its fullest.
-func TestScenarioXDPFailure(t *testing.T) {
+// TestScenarioFailure fails each family at its fullest state, by its
+// fault point, as a run failing half-way would: the XDP family right
+// after its setup (namespace, programs loaded, one held in the
+// dispatcher), the dispatcher with 49 programs attached, the attach rig
+// with the dispatcher full, and a trampoline row of every kind once its
+// hooks are attached. The run must fail where it was told to and leave
+// nothing behind.
+func TestScenarioFailure(t *testing.T) {
 	host.RequireRoot(t)
-	before := snapshot(t)
-	stdout, stderr, err := runSuite(t, []string{failEnv + "=xdp-setup"}, "-test.run=^$", "-test.bench=^BenchmarkXDP$", "-test.benchtime=1x")
-	if err == nil {
-		t.Fatalf("the run succeeded although told to fail:\n%s", stdout)
+	for _, c := range []struct {
+		name, point string
+		args        []string
+		liveFrames  bool
+		// mayNotReach says the point may not be reached here (no hook
+		// could be attached): a run that succeeded without a result
+		// then skips.
+		mayNotReach bool
+		after       func(*testing.T)
+	}{
+		{name: "xdp", point: "xdp-setup", args: []string{"-test.bench=^BenchmarkXDP$"}},
+		{name: "dispatcher", point: "dispatcher-full", args: []string{"-test.bench=^BenchmarkDispatcher$/^dispatcher=full$/^fill=native$"}},
+		{name: "attach", point: "attach-full", liveFrames: true,
+			args: []string{"-test.bench=^BenchmarkAttach$/^action=drop$/^mode=native$/^prog=drop$/^dispatcher=full$"}},
+		{name: "trampoline", point: "trampoline-attached", mayNotReach: true, after: requireNoTrampolinePrograms,
+			args: []string{"-test.bench=" + trampolineEveryKind, "-test.v"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.liveFrames {
+				requireLiveFrames(t)
+			}
+			before := snapshot(t)
+			args := append([]string{"-test.run=^$", "-test.benchtime=1x"}, c.args...)
+			stdout, stderr, err := runSuite(t, []string{failEnv + "=" + c.point}, args...)
+			switch {
+			case err == nil && c.mayNotReach && !strings.Contains(stdout, "delta-ns/op"):
+				t.Skipf("nothing could be attached on this kernel, so no row reached %s:\n%s", c.point, stdout)
+			case err == nil:
+				t.Fatalf("the run succeeded although told to fail at %s:\n%s", c.point, stdout)
+			}
+			if !strings.Contains(stdout+stderr, "failing on purpose at "+c.point) {
+				t.Fatalf("the run failed, but not where it was told to: %v\n%s\n%s", err, stdout, stderr)
+			}
+			requireSameState(t, before)
+			if c.after != nil {
+				c.after(t)
+			}
+		})
 	}
-	if !strings.Contains(stdout+stderr, "failing on purpose at xdp-setup") {
-		t.Fatalf("the run failed, but not where it was told to: %v\n%s\n%s", err, stdout, stderr)
-	}
-	requireSameState(t, before)
 }
 
 // TestScenarioNotRoot runs every test and benchmark as nobody: every

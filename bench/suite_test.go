@@ -175,23 +175,6 @@ func TestOutputParses(t *testing.T) {
 	}
 }
 
-// TestDispatcherCleanupOnFailure fails the dispatcher family when the
-// dispatcher is full (49 programs attached, 96 veth devices in two
-// namespaces) and checks the run left nothing behind.
-func TestDispatcherCleanupOnFailure(t *testing.T) {
-	host.RequireRoot(t)
-	before := snapshot(t)
-	stdout, stderr, err := runSuite(t, []string{failEnv + "=dispatcher-full"},
-		"-test.run=^$", "-test.bench=^BenchmarkDispatcher$/^dispatcher=full$/^fill=native$", "-test.benchtime=1x")
-	if err == nil {
-		t.Fatalf("the run succeeded although told to fail:\n%s", stdout)
-	}
-	if !strings.Contains(stdout+stderr, "failing on purpose at dispatcher-full") {
-		t.Fatalf("the run failed, but not where it was told to: %v\n%s\n%s", err, stdout, stderr)
-	}
-	requireSameState(t, before)
-}
-
 // familyRun is a benchmark family run as a user runs it, read as benchstat
 // reads it.
 type familyRun struct {

@@ -869,24 +869,3 @@ func TestTrampolineLeavesNothing(t *testing.T) {
 	requireSameState(t, before)
 	requireNoTrampolinePrograms(t)
 }
-
-// TestTrampolineCleanupOnFailure fails a row of every kind once its hooks
-// are attached and checks that nothing is left.
-func TestTrampolineCleanupOnFailure(t *testing.T) {
-	host.RequireRoot(t)
-	before := snapshot(t)
-	stdout, stderr, err := runSuite(t, []string{failEnv + "=trampoline-attached"},
-		"-test.run=^$", "-test.bench="+trampolineEveryKind, "-test.benchtime=1x", "-test.v")
-	if err == nil {
-		// Fine only if no row could attach anything here.
-		if strings.Contains(stdout, "delta-ns/op") {
-			t.Fatalf("the run succeeded although told to fail once attached:\n%s", stdout)
-		}
-		t.Skipf("no hook could be attached on this kernel, so no row reached the failure point:\n%s", stdout)
-	}
-	if !strings.Contains(stdout+stderr, "failing on purpose at trampoline-attached") {
-		t.Fatalf("the run failed, but not where it was told to: %v\n%s\n%s", err, stdout, stderr)
-	}
-	requireSameState(t, before)
-	requireNoTrampolinePrograms(t)
-}
