@@ -214,7 +214,7 @@ const icountMinCalls = 10
 // Measure learns besides the time: the kernel's averages and fixed
 // costs of the variant's calls, and the calls measured again.
 type recorder struct {
-	v, base    *Loop
+	base       *Loop
 	kns, call  []float64
 	remeasured int
 	disagreed  int
@@ -246,7 +246,7 @@ func (c *recorder) reset() { c.kns, c.call, c.remeasured, c.disagreed = nil, nil
 
 // newLoopRunner warms up and sizes the rounds of v, with base when set.
 func newLoopRunner(budget Budget, v, base *Loop, o BenchOptions) (*recorder, *runner, error) {
-	c := &recorder{v: v, base: base}
+	c := &recorder{base: base}
 	for _, l := range []*Loop{v, base} {
 		if l == nil {
 			continue
@@ -308,10 +308,8 @@ func measureRounds(o BenchOptions, v, base *Loop, reset func()) (Result, error) 
 		return Result{}, err
 	}
 	reset()
-	for !x.done() {
-		if err := x.visit(); err != nil {
-			return Result{}, err
-		}
+	if err := x.finish(); err != nil {
+		return Result{}, err
 	}
 	return c.result(x.r, o.Contention.Threshold()), nil
 }

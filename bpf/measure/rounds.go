@@ -172,12 +172,20 @@ func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, er
 	if reset != nil {
 		reset()
 	}
-	for !x.done() {
-		if err := x.visit(); err != nil {
-			return nil, err
-		}
+	if err := x.finish(); err != nil {
+		return nil, err
 	}
 	return x.r, nil
+}
+
+// finish measures rounds until the runner is done, in one stretch.
+func (x *runner) finish() error {
+	for !x.done() {
+		if err := x.visit(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // A runner measures one set of streams a round at a time: Run takes its
