@@ -350,6 +350,7 @@ func reportAttach(b *testing.B, r rig.Receiver, res rig.TrafficResult) {
 	}
 	measure.Diag(b, float64(res.Lost), "lost-pkts")
 	measure.Diag(b, res.LostFrac, "lost-frac")
+	res.Load.Report(b)
 }
 
 func b2f(v bool) float64 {

@@ -101,13 +101,9 @@ type Result struct {
 	// Disagreed counts samples whose clocks still disagreed after
 	// maxRejected tries, kept and reported as such (clock-disagree).
 	Disagreed int
-	// Contended is the share of the calls made while the core was
-	// contended (Contention), left out of the figures; Uncontended is
-	// false when too many were for the rest to make them, and the
-	// figures are then of all calls. HaveLoad says the load was measured.
-	Contended   float64
-	Uncontended bool
-	HaveLoad    bool
+	// Load says how many of the calls ran on a contended core, left out
+	// of the figures.
+	Load Load
 }
 
 // Bench measures loop v and reports ns/op (sub-ns resolution, from thread
@@ -163,13 +159,7 @@ func reportLoop(b *testing.B, v *Loop, r Result) {
 	}
 	Diag(b, r.CallUs, "call-us")
 	Diag(b, float64(r.Remeasured), "remeasured")
-	if r.HaveLoad && !probe.Emulated() {
-		b.ReportMetric(r.Contended, "contended-frac")
-		if !r.Uncontended {
-			b.Logf("contended: %.0f%% of %d calls ran on a contended core, too many to leave out: the figures are of all of them (docs/method.md#contention)", 100*r.Contended, r.Rounds)
-			probe.Flag(b, fmt.Sprintf("contended: %.0f%% of its calls, the figures are of all of them", 100*r.Contended))
-		}
-	}
+	r.Load.Report(b)
 	// A delta between two loops timed by the kernel's whole-ns average
 	// (KernelClock) is a truncation artifact, not a difference: none.
 	if r.HaveDelta && !v.KernelClock {
@@ -182,23 +172,21 @@ func reportLoop(b *testing.B, v *Loop, r Result) {
 }
 
 // maxTurn is the most calls a test_run loop makes in a row in a round
-// (Sizing.MaxTurn): enough for the dispatcher's slowest switch, attaching
+// (sizing.MaxTurn): enough for the dispatcher's slowest switch, attaching
 // or detaching 47 fillers (docs/method.md#turns-calls-in-a-row-per-round).
 const maxTurn = 16
 
-// loopSizing sizes a test_run loop's long call: callTime's worth of
-// repetitions, and at least 100,000, so that the short call's fixed cost
-// never dominates. In an instruction-counting guest the floor stops at
-// icountMinCalls calls' time.
-func loopSizing(o BenchOptions, v, base *Loop) Sizing {
-	sz := Sizing{Warm: 10000, Min: 100_000, Max: 1 << 26, CallTime: o.CallTime, Cycles: true, MaxTurn: maxTurn, Contention: o.Contention}
+// loopUnits are a test_run loop's repetitions: at least 100,000 a call,
+// so that the short call's fixed cost never dominates (in an
+// instruction-counting guest the floor stops at icountMinCalls calls'
+// time: BenchOptions.callSizing); a loop that repeats inside the program
+// (Loop.Iterations) has its own maximum.
+func loopUnits(v, base *Loop) Units {
+	u := Units{Warm: 10000, Min: 100_000, Max: 1 << 26, MaxTurn: maxTurn}
 	if v.Iterations != nil || (base != nil && base.Iterations != nil) {
-		sz.Max = MaxIterations
+		u.Max = MaxIterations
 	}
-	if o.Icount {
-		sz.MinTime = icountMinCalls * o.CallTime
-	}
-	return sz
+	return u
 }
 
 // icountMinCalls caps the floor of 100,000 repetitions under QEMU -icount
@@ -259,7 +247,7 @@ func newLoopRunner(budget Budget, v, base *Loop, o BenchOptions) (*recorder, *ru
 	if base != nil {
 		streams = append(streams, c.stream(base, false))
 	}
-	sz := loopSizing(o, v, base)
+	sz := o.callSizing(loopUnits(v, base))
 	sz.NewRound = func() {
 		v.NextLayout()
 		if base != nil {
@@ -281,19 +269,17 @@ func newLoopRunner(budget Budget, v, base *Loop, o BenchOptions) (*recorder, *ru
 // result summarises the rounds from their uncontended calls (all of them
 // when the core was never uncontended long enough: Result.Contended).
 func (c *recorder) result(rounds *Rounds, threshold float64) Result {
-	u, contended, ok := rounds.Uncontended(threshold)
+	u, load := rounds.clean(threshold)
 	r := Result{
-		Ns:          u.Location(0).Value,
-		Cycles:      u.Cycles(0).Value,
-		GHz:         u.GHz(0),
-		KernelNs:    quantile(c.kns, LowQuantile),
-		CallUs:      quantile(c.call, 0.5),
-		Rounds:      rounds.Count(),
-		Remeasured:  c.remeasured,
-		Disagreed:   c.disagreed,
-		Contended:   contended,
-		Uncontended: ok,
-		HaveLoad:    len(rounds.Load) > 0 && len(rounds.Load[0]) == rounds.Count() && rounds.Count() > 0,
+		Ns:         u.Location(0).Value,
+		Cycles:     u.Cycles(0).Value,
+		GHz:        u.GHz(0),
+		KernelNs:   quantile(c.kns, LowQuantile),
+		CallUs:     quantile(c.call, 0.5),
+		Rounds:     rounds.Count(),
+		Remeasured: c.remeasured,
+		Disagreed:  c.disagreed,
+		Load:       load,
 	}
 	if c.base != nil {
 		r.HaveDelta = true

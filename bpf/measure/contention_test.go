@@ -119,13 +119,13 @@ func TestRunLeavesOutContention(t *testing.T) {
 		return 5, nil
 	}
 	c := new(Contention)
-	sz := Sizing{Warm: 1, Min: 10, Max: 10, Cycles: true, Contention: c, Gauge: func() Gauge {
+	sz := sizing{Warm: 1, Min: 10, Max: 10, Cycles: true, Contention: c, Gauge: func() Gauge {
 		if contended() {
 			return Gauge{CycleNs: 0.25, Load: 2}
 		}
 		return Gauge{CycleNs: 0.25, Load: 1}
 	}}
-	r, err := Run(Budget{Units: 1000}, sz, nil, stream)
+	r, err := run(Budget{Units: 1000}, sz, nil, stream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestStopRuleWaitsOutContention(t *testing.T) {
 	runner := func(elapsed time.Duration, contendedShare float64) *runner {
 		r := contendedRounds(100, func(i int) bool { return float64(i) < contendedShare*100 })
 		r.Elapsed = elapsed
-		return &runner{budget: budget, sz: Sizing{Contention: c}, r: r, i: 100, block: 1}
+		return &runner{budget: budget, sz: sizing{Contention: c}, r: r, i: 100, block: 1}
 	}
 	for _, tc := range []struct {
 		elapsed   time.Duration

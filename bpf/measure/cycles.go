@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"bpfbench/bpf/probe"
 )
 
 // The machine's clock rate, measured after every call.
@@ -169,7 +167,7 @@ func CycleNs() float64 { return ReadGauge().CycleNs }
 // Cycles is stream s's cost per unit in cycles: each call's cost over the
 // cycle length measured right after it, the median over the calls that
 // have one (a chain whose clock did not advance has none). NaN when none
-// has (see Sizing.Cycles and CycleNs).
+// has (see sizing.Cycles and CycleNs).
 //
 // The median, not Location's low quantile: a time's errors only add (the
 // low quantile finds the calls nothing slowed), but a call's cycles err
@@ -207,11 +205,11 @@ func (r *Rounds) cycleNs(s int) []float64 {
 }
 
 // ReportCycles reports a cost in cycles (unit) and the clock rate it was
-// measured at (core-ghz, a diagnostic), where both were measured on a CPU that keeps
-// time: an emulated CPU's cycles are nobody's.
+// measured at (core-ghz, a diagnostic), where both were measured (not on
+// an emulated CPU, whose cycles are nobody's: BenchOptions.callSizing).
 func ReportCycles(b *testing.B, cycles, ghz float64, unit string) {
 	b.Helper()
-	if probe.Emulated() || math.IsNaN(cycles) || math.IsNaN(ghz) {
+	if math.IsNaN(cycles) || math.IsNaN(ghz) {
 		return
 	}
 	b.ReportMetric(cycles, unit)

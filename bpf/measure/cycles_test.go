@@ -119,12 +119,12 @@ func TestCyclesAreTheMedian(t *testing.T) {
 	}
 }
 
-// TestRunMeasuresCycles: with Sizing.Cycles every stream's call of every
+// TestRunMeasuresCycles: with sizing.Cycles every stream's call of every
 // round gets a cycle length; without, none does.
 func TestRunMeasuresCycles(t *testing.T) {
 	stream := func(size uint32) (float64, error) { return 1, nil }
-	sz := Sizing{Warm: 10, Min: 100, Max: 100, Cycles: true}
-	r, err := Run(Budget{Units: 500}, sz, nil, stream, stream)
+	sz := sizing{Warm: 10, Min: 100, Max: 100, Cycles: true}
+	r, err := run(Budget{Units: 500}, sz, nil, stream, stream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,10 +132,10 @@ func TestRunMeasuresCycles(t *testing.T) {
 		t.Fatalf("cycle lengths %v for %d rounds of 2 streams, want 5 per stream", r.CycleNs, r.Count())
 	}
 	sz.Cycles = false
-	if r, err = Run(Budget{Units: 500}, sz, nil, stream, stream); err != nil {
+	if r, err = run(Budget{Units: 500}, sz, nil, stream, stream); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.CycleNs[0])+len(r.CycleNs[1]) != 0 || !math.IsNaN(r.Cycles(0).Value) {
-		t.Fatalf("cycle lengths %v without Sizing.Cycles, want none", r.CycleNs)
+		t.Fatalf("cycle lengths %v without sizing.Cycles, want none", r.CycleNs)
 	}
 }

@@ -24,8 +24,8 @@ import (
 // frames counted) it keeps itself.
 type Stream func(size uint32) (float64, error)
 
-// Sizing picks how many units one call of a stream takes.
-type Sizing struct {
+// sizing picks how many units one call of a stream takes.
+type sizing struct {
 	// Warm is the units of each stream's warm-up call, which also
 	// estimates the first stream's speed.
 	Warm uint32
@@ -49,7 +49,7 @@ type Sizing struct {
 	// the time spent measuring to be at least the time spent switching
 	// to the stream or to the round's layout (attaching 16 fillers takes
 	// far longer than a call: docs/method.md#turns-calls-in-a-row-per-round):
-	// Run times the switch in the warm-up. Call j of one stream's turn
+	// The runner times the switch in the warm-up. Call j of one stream's turn
 	// pairs with call j of the others'.
 	MaxTurn int
 	// NewRound, when set, runs before each measured round: where test_run
@@ -76,7 +76,7 @@ type Sizing struct {
 // Size is the units of one call: enough to fill CallTime at nsPerUnit, no
 // more than n (the units a `-benchtime Nx` run asked for, so that it stays
 // quick), and within [Min, Max] (Min as MinTime caps it).
-func (s Sizing) Size(n int, nsPerUnit float64) uint32 {
+func (s sizing) Size(n int, nsPerUnit float64) uint32 {
 	ns := math.Max(nsPerUnit, 0.1)
 	want := float64(s.CallTime.Nanoseconds()) / ns
 	r := math.Min(math.Min(want, float64(n)), float64(s.Max))
@@ -127,17 +127,17 @@ type Rounds struct {
 	// Size is the units of every measured call.
 	Size uint32
 	// Turn is the calls each stream makes in a row in a round
-	// (Sizing.MaxTurn).
+	// (sizing.MaxTurn).
 	Turn int
 	// Ns[s][i] is stream s's cost per unit in its call i: call i%Turn
 	// of its turn in round i/Turn.
 	Ns [][]float64
 	// CycleNs[s][i] is the cycle length measured right after stream s's
-	// call i (CycleNs; with Sizing.Cycles): a host changes its clock rate
+	// call i (CycleNs; with sizing.Cycles): a host changes its clock rate
 	// every few tens of ms, a call takes a few ms.
 	CycleNs [][]float64
 	// Load[s][i] is the core's load measured right after stream s's
-	// call i (Gauge.Load; with Sizing.Cycles).
+	// call i (Gauge.Load; with sizing.Cycles).
 	Load [][]float64
 	// Elapsed is the wall time of the measured rounds.
 	Elapsed time.Duration
@@ -162,9 +162,9 @@ func Order(i, k int) []int {
 	return o
 }
 
-// Run measures streams in rounds within budget. reset, when set, runs once
-// the warm-up is done (b.ResetTimer).
-func Run(budget Budget, sz Sizing, reset func(), streams ...Stream) (*Rounds, error) {
+// run measures streams in rounds within budget, in one stretch. reset,
+// when set, runs once the warm-up is done (b.ResetTimer).
+func run(budget Budget, sz sizing, reset func(), streams ...Stream) (*Rounds, error) {
 	x, err := newRunner(budget, sz, streams)
 	if err != nil {
 		return nil, err
@@ -188,12 +188,12 @@ func (x *runner) finish() error {
 	return nil
 }
 
-// A runner measures one set of streams a round at a time: Run takes its
+// A runner measures one set of streams a round at a time: run takes its
 // rounds in one stretch, Family takes the rounds of many runners in
 // turn.
 type runner struct {
 	budget  Budget
-	sz      Sizing
+	sz      sizing
 	streams []Stream
 	r       *Rounds
 	// i is the next round, units the units measured so far.
@@ -205,7 +205,7 @@ type runner struct {
 // newRunner warms the streams up (caches, the branch predictor, the
 // dispatcher image), estimates the first one's speed, sizes its calls and
 // times the switch between them.
-func newRunner(budget Budget, sz Sizing, streams []Stream) (*runner, error) {
+func newRunner(budget Budget, sz sizing, streams []Stream) (*runner, error) {
 	if len(streams) == 0 {
 		return nil, fmt.Errorf("measure: no streams")
 	}
@@ -336,7 +336,7 @@ const maxStretch = 2
 // tries, while they take less than switchProbeTime (a switch can take one
 // dispatcher update or two, see rig.Holder; attaching 47 fillers takes
 // half a second, and is measured once).
-func switchTime(sz Sizing, streams []Stream) (time.Duration, error) {
+func switchTime(sz sizing, streams []Stream) (time.Duration, error) {
 	var sw time.Duration
 	start := time.Now()
 	for try := 0; try < switchProbes && (try == 0 || time.Since(start) < switchProbeTime); try++ {

@@ -9,10 +9,10 @@ import (
 )
 
 func TestSizing(t *testing.T) {
-	loop := Sizing{Min: 100_000, Max: 1 << 26, CallTime: 4 * time.Millisecond}
-	frames := Sizing{Min: 16640, Max: 1 << 26, CallTime: 4 * time.Millisecond}
+	loop := sizing{Min: 100_000, Max: 1 << 26, CallTime: 4 * time.Millisecond}
+	frames := sizing{Min: 16640, Max: 1 << 26, CallTime: 4 * time.Millisecond}
 	for _, tc := range []struct {
-		sz   Sizing
+		sz   sizing
 		n    int
 		ns   float64
 		want uint32
@@ -20,12 +20,12 @@ func TestSizing(t *testing.T) {
 		{loop, 1, 5, 100_000},       // never too short
 		{loop, 1e9, 5, 800_000},     // fill the call time
 		{loop, 500_000, 5, 500_000}, // no more than asked
-		{Sizing{Min: 100_000, Max: 1 << 26, CallTime: time.Second}, 1e12, 0, 1 << 26}, // capped
+		{sizing{Min: 100_000, Max: 1 << 26, CallTime: time.Second}, 1e12, 0, 1 << 26}, // capped
 		{loop, 1e9, 1000, 100_000}, // slow programs
 		{frames, 100, 40, 16640},   // -benchtime 100x: the minimum
 		{frames, 1e9, 40, 100_000}, // 4 ms at 40 ns per frame
-		{Sizing{Min: 100_000, MinTime: 40 * time.Millisecond, Max: 1 << 26, CallTime: 4 * time.Millisecond}, 1e9, 3800, 10526}, // costly units: the floor stops at MinTime
-		{Sizing{Min: 100_000, MinTime: 40 * time.Millisecond, Max: 1 << 26, CallTime: 4 * time.Millisecond}, 1e9, 64, 100_000}, // cheap ones keep it
+		{sizing{Min: 100_000, MinTime: 40 * time.Millisecond, Max: 1 << 26, CallTime: 4 * time.Millisecond}, 1e9, 3800, 10526}, // costly units: the floor stops at MinTime
+		{sizing{Min: 100_000, MinTime: 40 * time.Millisecond, Max: 1 << 26, CallTime: 4 * time.Millisecond}, 1e9, 64, 100_000}, // cheap ones keep it
 	} {
 		if got := tc.sz.Size(tc.n, tc.ns); got != tc.want {
 			t.Errorf("%+v.Size(%d, %v) = %d, want %d", tc.sz, tc.n, tc.ns, got, tc.want)
@@ -72,9 +72,9 @@ func TestRunPairs(t *testing.T) {
 			return cost*speed[((calls-1)/2)%len(speed)] + extra, nil
 		}
 	}
-	sz := Sizing{Warm: 10, Min: 100, Max: 100, CallTime: time.Millisecond}
+	sz := sizing{Warm: 10, Min: 100, Max: 100, CallTime: time.Millisecond}
 	reset := 0
-	r, err := Run(Budget{Units: 600}, sz, func() { reset++ }, stream(5, 0.3), stream(5, 0))
+	r, err := run(Budget{Units: 600}, sz, func() { reset++ }, stream(5, 0.3), stream(5, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestRunPairs(t *testing.T) {
 		t.Errorf("baseline location %+v, want the fast state's 5", loc)
 	}
 	calls = 0
-	r, err = Run(Budget{Time: time.Nanosecond}, sz, nil, stream(5, 0.3), stream(5, 0))
+	r, err = run(Budget{Time: time.Nanosecond}, sz, nil, stream(5, 0.3), stream(5, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +112,8 @@ func TestRunTurns(t *testing.T) {
 			return cost + float64(len(seq)%4), nil
 		}
 	}
-	sz := Sizing{Warm: 10, Min: 100, Max: 100, CallTime: 4 * time.Millisecond, MaxTurn: 4}
-	r, err := Run(Budget{Time: time.Nanosecond}, sz, nil, stream(0, 5.5), stream(1, 5))
+	sz := sizing{Warm: 10, Min: 100, Max: 100, CallTime: 4 * time.Millisecond, MaxTurn: 4}
+	r, err := run(Budget{Time: time.Nanosecond}, sz, nil, stream(0, 5.5), stream(1, 5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestRunTurns(t *testing.T) {
 		t.Errorf("calls in the measured block %v, want %v", got, want)
 	}
 	sz.MaxTurn = 0
-	if r, err = Run(Budget{Time: time.Nanosecond}, sz, nil, stream(0, 5.5), stream(1, 5)); err != nil || r.Turn != 1 || r.Count() != 4 {
+	if r, err = run(Budget{Time: time.Nanosecond}, sz, nil, stream(0, 5.5), stream(1, 5)); err != nil || r.Turn != 1 || r.Count() != 4 {
 		t.Errorf("without MaxTurn: turn %d, calls %d, %v: want one call a turn, 4 rounds", r.Turn, r.Count(), err)
 	}
 }
@@ -149,9 +149,9 @@ func TestLayoutsSeeBothOrders(t *testing.T) {
 				return 1, nil
 			}
 		}
-		sz := Sizing{Warm: 10, Min: 100, Max: 100, CallTime: time.Millisecond, Layouts: layouts,
+		sz := sizing{Warm: 10, Min: 100, Max: 100, CallTime: time.Millisecond, Layouts: layouts,
 			NewRound: func() { layout, round = (layout+1)%layouts, 0 }}
-		r, err := Run(Budget{Units: 4800}, sz, func() { layout = -1 }, stream(0), stream(1))
+		r, err := run(Budget{Units: 4800}, sz, func() { layout = -1 }, stream(0), stream(1))
 		if err != nil || r.Count() != 48 {
 			t.Fatalf("%d layouts: %d rounds, %v: want 48", layouts, r.Count(), err)
 		}

@@ -79,38 +79,24 @@ type TrafficResult struct {
 	LostFrac float64
 	// RxBound says the number measures the receiver: the receiving side
 	// costs more than generating, and under MaxLostFrac of frames were lost.
-	RxBound  bool
+	RxBound bool
+	// Rounds is the calls the figures come from, Load how many of all
+	// calls ran on a contended core and were left out.
 	Rounds   int
+	Load     measure.Load
 	Restarts int
 }
 
-// Bench measures r on a thread pinned to o.CPU, once (measure.Once) for
-// o.Budget(). With o.Interleave it measures in rounds r, the generator
-// alone and, if ref is not nil, ref, in an order balanced over blocks of
-// rounds, so all of them see the machine at the same speed, and reports
-// the paired differences; otherwise r alone. o.CallTime sets the length of
-// one long call; reset, when set, runs once the warm-up is done, after the
-// benchmark's timer is reset. A failure fails b.
+// Bench measures r through the suite's one engine (measure.Streams):
+// once, for o.Budget(), on a thread pinned to o.CPU, from the calls made
+// while the core was not contended. With o.Interleave it measures in
+// rounds r, the generator alone and, if ref is not nil, ref, in an order
+// balanced over blocks of rounds, so all of them see the machine at the
+// same speed, and reports the paired differences; otherwise r alone.
+// reset, when set, runs once the warm-up is done, after the benchmark's
+// timer is reset. A failure fails b.
 func (t *Traffic) Bench(b *testing.B, r Receiver, ref *Receiver, o measure.BenchOptions, reset func()) TrafficResult {
 	b.Helper()
-	var res TrafficResult
-	err := measure.OncePinned(b, o.CPU, func() error {
-		var err error
-		res, err = t.bench(o.Budget(), r, ref, o, func() {
-			b.ResetTimer()
-			if reset != nil {
-				reset()
-			}
-		})
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return res
-}
-
-func (t *Traffic) bench(budget measure.Budget, r Receiver, ref *Receiver, o measure.BenchOptions, reset func()) (TrafficResult, error) {
 	var res TrafficResult
 	stream := func(s Receiver, own bool) measure.Stream {
 		return func(frames uint32) (float64, error) {
@@ -135,8 +121,7 @@ func (t *Traffic) bench(budget measure.Budget, r Receiver, ref *Receiver, o meas
 			streams = append(streams, stream(*ref, false))
 		}
 	}
-	sz := measure.Sizing{Warm: 16 * trafficWarm, Min: trafficShort + 256*TrafficBatch, Max: 1 << 26, CallTime: o.CallTime}
-	rounds, err := measure.Run(budget, sz, func() {
+	rounds, load, err := measure.Streams(b, o, trafficUnits, func() {
 		// The warm-up's frames are not the benchmark's.
 		res = TrafficResult{}
 		if reset != nil {
@@ -144,18 +129,29 @@ func (t *Traffic) bench(budget measure.Budget, r Receiver, ref *Receiver, o meas
 		}
 	}, streams...)
 	if err != nil {
-		return res, err
+		b.Fatal(err)
 	}
+	res.Load = load
+	res.summarise(rounds, r)
+	return res
+}
+
+// trafficUnits are frames: a call long enough that its short call's
+// frames (Traffic.Measure subtracts them) stay small beside it.
+var trafficUnits = measure.Units{Warm: 16 * trafficWarm, Min: trafficShort + 256*TrafficBatch, Max: 1 << 26}
+
+// summarise fills in res's figures from the rounds of r's streams.
+func (res *TrafficResult) summarise(rounds *measure.Rounds, r Receiver) {
 	res.Rounds = rounds.Count()
 	res.Ns = rounds.Location(0).Value
 	res.PPS = 1e9 / res.Ns
-	if len(streams) > 1 {
+	if len(rounds.Ns) > 1 {
 		res.HaveGen = true
 		res.GenNs = rounds.Location(1).Value
 		rx := rounds.Paired(0, 1)
 		res.RxNs, res.RxCI95 = rx.Value, rx.Half()
 	}
-	if len(streams) > 2 {
+	if len(rounds.Ns) > 2 {
 		res.HaveDelta = true
 		d := rounds.Paired(0, 2)
 		res.Delta, res.DeltaCI95 = d.Value, d.Half()
@@ -169,7 +165,6 @@ func (t *Traffic) bench(budget measure.Budget, r Receiver, ref *Receiver, o meas
 		res.LostFrac = float64(res.Lost) / float64(res.Total.Gen)
 	}
 	res.RxBound = !r.GeneratorOnly() && res.HaveGen && res.RxNs > res.GenNs && res.LostFrac < MaxLostFrac
-	return res, nil
 }
 
 // MaxLostFrac is the share of lost frames above which a result does not

@@ -5,6 +5,7 @@ import (
 	"bpfbench/bpf/internal/testutil"
 	"bpfbench/bpf/measure"
 	"errors"
+	"flag"
 	"fmt"
 	"testing"
 	"time"
@@ -55,14 +56,7 @@ func TestTrafficBenchAccounts(t *testing.T) {
 	r := Receiver{Action: Tx, Mode: Native, Work: WorkDrop}
 	ref := Receiver{Action: Drop, Mode: Native, Work: WorkDrop}
 	o := measure.BenchOptions{CPU: testutil.LastCPU(), CallTime: time.Millisecond, Interleave: true}
-	var res TrafficResult
-	err := measure.Pinned(o.CPU, func() (err error) {
-		res, err = tr.bench(measure.Budget{Units: 200_000}, r, &ref, o, nil)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := benchFrames(t, 200_000, func(b *testing.B) TrafficResult { return tr.Bench(b, r, &ref, o, nil) })
 	if !res.HaveGen || !res.HaveDelta || res.Rounds < 1 {
 		t.Fatalf("interleaved bench lacks the generator or the reference: %+v", res)
 	}
@@ -80,17 +74,35 @@ func TestTrafficBenchAccounts(t *testing.T) {
 		t.Errorf("ns/pkt %v, pps %v", res.Ns, res.PPS)
 	}
 
-	var plain TrafficResult
-	err = measure.Pinned(o.CPU, func() (err error) {
-		plain, err = tr.bench(measure.Budget{Units: 50_000}, r, &ref, measure.BenchOptions{CPU: o.CPU, CallTime: o.CallTime}, nil)
-		return err
+	plain := benchFrames(t, 50_000, func(b *testing.B) TrafficResult {
+		return tr.Bench(b, r, &ref, measure.BenchOptions{CPU: o.CPU, CallTime: o.CallTime}, nil)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if plain.HaveGen || plain.HaveDelta || plain.RxBound {
 		t.Errorf("plain mode measured more than the receiver: %+v", plain)
 	}
+}
+
+// benchFrames runs bench as a benchmark of -test.benchtime=<frames>x
+// (what Bench measures, measure.BenchTime) and returns its result,
+// failing t when it failed.
+func benchFrames(t *testing.T, frames int, bench func(*testing.B) TrafficResult) TrafficResult {
+	t.Helper()
+	f := flag.Lookup("test.benchtime")
+	old := f.Value.String()
+	if err := f.Value.Set(fmt.Sprintf("%dx", frames)); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Value.Set(old)
+	var res TrafficResult
+	ran := false
+	testing.Benchmark(func(b *testing.B) {
+		res = bench(b)
+		ran = true
+	})
+	if !ran {
+		t.Fatalf("Bench of %d frames failed", frames)
+	}
+	return res
 }
 
 // TestTrafficFullDispatcher attaches the receiver behind a full dispatcher,
