@@ -339,9 +339,12 @@ func (t *Traffic) Flood(frames uint32) (stop func() (uint64, error)) {
 
 // settle waits until what the last call sent has arrived or stopped
 // arriving: frames still in a veth ring when test_run returns are received
-// by ksoftirqd later. It gives up after 20 ms.
+// by ksoftirqd later, or by a stage on another CPU when that CPU lets it.
+// It gives up after settleTime once frames arrived, and after
+// settleFirstTime while none has: on a busy machine the other CPU's
+// thread may not run for many ms, and a count of none would fail the row.
 func (t *Traffic) settle(r Receiver, before Counts) (Counts, error) {
-	deadline := time.Now().Add(20 * time.Millisecond)
+	start := time.Now()
 	var last uint64
 	stable := 0
 	for {
@@ -351,10 +354,11 @@ func (t *Traffic) settle(r Receiver, before Counts) (Counts, error) {
 		}
 		call := Call{Counts: c.Sub(before)}
 		got := call.Delivered(r)
-		if got >= call.Gen || time.Now().After(deadline) {
+		waited := time.Since(start)
+		if got >= call.Gen || (got > 0 && waited > settleTime) || waited > settleFirstTime {
 			return c, nil
 		}
-		if got == last {
+		if got == last && got > 0 {
 			if stable++; stable >= 3 {
 				return c, nil
 			}
@@ -365,6 +369,11 @@ func (t *Traffic) settle(r Receiver, before Counts) (Counts, error) {
 		time.Sleep(100 * time.Microsecond)
 	}
 }
+
+const (
+	settleTime      = 20 * time.Millisecond
+	settleFirstTime = 500 * time.Millisecond
+)
 
 // setGRO turns GRO on or off on a device of the calling thread's network
 // namespace, as `ethtool -K <dev> gro on|off` does (the legacy ETHTOOL_SGRO
