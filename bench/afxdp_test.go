@@ -22,9 +22,12 @@ import (
 
 // afxdpVariant is one row of the AF_XDP family: an application (rxdrop:
 // frames dropped; l2fwd: frames sent back out with their MAC addresses
-// swapped) done in the kernel by XDP or in user space through an AF_XDP
-// socket in copy or zero-copy mode.
-type afxdpVariant struct{ app, mode string }
+// swapped) done in the kernel by XDP (mode kernel) or in user space
+// through an AF_XDP socket in copy or zero-copy mode.
+type afxdpVariant struct {
+	app  xsk.App
+	mode string
+}
 
 func (v afxdpVariant) name() string { return fmt.Sprintf("app=%s/mode=%s", v.app, v.mode) }
 
@@ -32,13 +35,13 @@ func (v afxdpVariant) name() string { return fmt.Sprintf("app=%s/mode=%s", v.app
 // baseline: XDP_DROP, or XDP_TX with the MAC addresses swapped), then the
 // socket's modes. veth has no zero-copy: that row skips saying why.
 var afxdpVariants = []afxdpVariant{
-	{"rxdrop", "kernel"}, {"rxdrop", "copy"}, {"rxdrop", "zerocopy"},
-	{"l2fwd", "kernel"}, {"l2fwd", "copy"}, {"l2fwd", "zerocopy"},
+	{xsk.RxDrop, "kernel"}, {xsk.RxDrop, "copy"}, {xsk.RxDrop, "zerocopy"},
+	{xsk.L2Fwd, "kernel"}, {xsk.L2Fwd, "copy"}, {xsk.L2Fwd, "zerocopy"},
 }
 
 // kernelReceiver is the XDP program that does app in the kernel.
 func (v afxdpVariant) kernelReceiver() rig.Receiver {
-	if v.app == "l2fwd" {
+	if v.app.Echoes() {
 		return rig.Receiver{Action: rig.Tx, Mode: rig.Native, Work: rig.WorkTouch}
 	}
 	return rig.Receiver{Action: rig.Drop, Mode: rig.Native, Work: rig.WorkDrop}
@@ -71,74 +74,75 @@ func (v afxdpVariant) kernelReceiver() rig.Receiver {
 // remote-pps is its rate). Which side is the bottleneck is said on stderr:
 // a pps figure is only the rate of the side that limits it (docs/claims.md §5).
 func BenchmarkAFXDP(b *testing.B) {
-	o, appCPU := twoCPUs(b, "the application")
-	t := rig.NewTraffic(b, 2)
+	run := newRemoteRun(b, "the application")
 	spec, err := bpf.LoadAfxdp()
 	if err != nil {
 		b.Fatal(err)
 	}
 	var objs bpf.AfxdpObjects
 	probe.Require(b, spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{
-		MapReplacements: map[string]*ebpf.Map{bpf.AfxdpMapRxCount: t.RxCount()},
+		MapReplacements: map[string]*ebpf.Map{bpf.AfxdpMapRxCount: run.t.RxCount()},
 	}), "load the AF_XDP redirect program")
 	b.Cleanup(func() { objs.Close() })
-	// veth puts a frame on the RX queue of the CPU that sent it.
-	queue := o.CPU % t.Queues
-
+	var rows []remoteRow
 	for _, v := range afxdpVariants {
-		var msg string
-		probe.Run(b, v.name(), func(b *testing.B) {
-			kernel := v.kernelReceiver()
-			if v.mode == "kernel" {
-				msg = inKernel(b, t, kernel, o)
-				return
-			}
-			x := openXSK(b, t, queue, v.mode == "zerocopy")
-			if err := objs.Xsks.Put(uint32(queue), uint32(x.FD())); err != nil {
-				b.Fatalf("put the AF_XDP socket in the XSKMAP at queue %d: %v", queue, err)
-			}
-			stats0, err := x.Stats()
-			if err != nil {
-				b.Fatal(err)
-			}
-			times := serveXSK(b, x, v.app, appCPU)
-			// A packet is done when it is dropped (rxdrop) or its send
-			// has completed (l2fwd).
-			done := &x.Received
-			if v.app == "l2fwd" {
-				done = &x.Completed
-			}
-			app := &stage{read: func() (uint64, int64, int64, error) {
-				work, wait, err := times()
-				return done.Load(), work, wait, err
-			}}
-			delivered := func() (uint64, error) { return x.Received.Load(), nil }
-			if v.app == "l2fwd" {
-				// What came back to the sending end, where the sink counts it.
-				delivered = func() (uint64, error) {
-					c, err := t.Read()
-					return c.Returned(), err
-				}
-			}
-			r := rig.Receiver{Mode: rig.Native, Ext: &rig.Ext{
-				Name:      fmt.Sprintf("AF_XDP %s %s, queue %d", v.mode, v.app, queue),
-				Prog:      objs.XskRedirect,
-				Echoes:    v.app == "l2fwd",
-				Delivered: app.watch(delivered),
-				Before:    app.before,
-				After:     app.after,
-			}}
-			res := t.Bench(b, r, &kernel, o, func() { app.reset() })
-			stats1, err := x.Stats()
-			if err != nil {
-				b.Fatal(err)
-			}
-			reportAttach(b, r, res)
-			app.report(b, res.LostFrac, res.Ns)
-			msg = afxdpVerdict(r, res, app, appCPU, xskStatsDiff(stats1, stats0))
-		})
-		say(b, v.name(), msg)
+		kernel := v.kernelReceiver()
+		row := remoteRow{name: v.name(), kernel: &kernel}
+		if v.mode != "kernel" {
+			row = remoteRow{name: v.name(), start: func(b *testing.B) remotePath { return v.socket(b, run, &objs, kernel) }}
+		}
+		rows = append(rows, row)
 	}
+	run.bench(b, rows)
+}
+
+// socket sets up a socket row: a socket bound to the RX queue the
+// generator's CPU fills (veth puts a frame on the queue of the CPU that
+// sent it), in the XSKMAP at that queue, served by the application on the
+// other CPU; measured against kernel, the application done in XDP.
+func (v afxdpVariant) socket(b *testing.B, run *remoteRun, objs *bpf.AfxdpObjects, kernel rig.Receiver) remotePath {
+	b.Helper()
+	queue := run.o.CPU % run.t.Queues
+	x := openXSK(b, run.t, queue, v.mode == "zerocopy")
+	if err := objs.Xsks.Put(uint32(queue), uint32(x.FD())); err != nil {
+		b.Fatalf("put the AF_XDP socket in the XSKMAP at queue %d: %v", queue, err)
+	}
+	stats0, err := x.Stats()
+	if err != nil {
+		b.Fatal(err)
+	}
+	times := serveXSK(b, x, v.app, run.remote)
+	// A packet is done when it is dropped (rxdrop) or its send has
+	// completed (l2fwd); it is delivered when the socket received it, or
+	// when it came back to the sending end, where the sink counts it.
+	done := &x.Received
+	delivered := func() (uint64, error) { return x.Received.Load(), nil }
+	if v.app.Echoes() {
+		done = &x.Completed
+		delivered = func() (uint64, error) {
+			c, err := run.t.Read()
+			return c.Returned(), err
+		}
+	}
+	app := &stage{read: func() (uint64, int64, int64, error) {
+		work, wait, err := times()
+		return done.Load(), work, wait, err
+	}}
+	r := rig.Receiver{Mode: rig.Native, Ext: &rig.Ext{
+		Name:      fmt.Sprintf("AF_XDP %s %s, queue %d", v.mode, v.app, queue),
+		Prog:      objs.XskRedirect,
+		Echoes:    v.app.Echoes(),
+		Delivered: app.watch(delivered),
+		Before:    app.before,
+		After:     app.after,
+	}}
+	return remotePath{r: r, ref: &kernel, st: app, verdict: func(b *testing.B, res rig.TrafficResult, lost float64) string {
+		stats1, err := x.Stats()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return afxdpVerdict(r, res, app, run.remote, xskStatsDiff(stats1, stats0))
+	}}
 }
 
 // openXSK binds a socket to queue of the rig's receiving end, from inside
@@ -176,9 +180,9 @@ func openXSK(tb testing.TB, t *rig.Traffic, queue int, zerocopy bool) *xsk.Socke
 // l2fwd send runs the receiving end's softirq on this CPU, and what it
 // defers goes there). Time other tasks held the CPU inside a busy period
 // counts as work; remote-cpu-wait says how much they held it in all.
-func serveXSK(tb testing.TB, x *xsk.Socket, app string, cpu int) func() (work, wait int64, err error) {
+func serveXSK(tb testing.TB, x *xsk.Socket, app xsk.App, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
-	serveOn(tb, cpu, "AF_XDP "+app, &x.TID, func(stop *atomic.Bool) error { return x.Serve(app, stop) })
+	serveOn(tb, cpu, "AF_XDP "+app.String(), &x.TID, func(stop *atomic.Bool) error { return x.Serve(app, stop) })
 	soft, serr := measure.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if serr != nil {
 		tb.Fatal(serr)

@@ -65,71 +65,71 @@ const cpumapQsize = 2048
 // reports. A remote stage that
 // kept up has no rate to report (docs/claims.md §5); stderr says which it was.
 func BenchmarkCpumap(b *testing.B) {
-	o, remote := twoCPUs(b, "the cpumap kthread that frames are redirected to")
-	t := rig.NewTraffic(b, 2)
+	run := newRemoteRun(b, "the cpumap kthread that frames are redirected to")
 	spec, err := bpf.LoadCpumap()
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := spec.Variables[bpf.CpumapVarTargetCpu].Set(uint32(remote)); err != nil {
+	if err := spec.Variables[bpf.CpumapVarTargetCpu].Set(uint32(run.remote)); err != nil {
 		b.Fatalf("set target_cpu: %v", err)
 	}
 	var objs bpf.CpumapObjects
 	probe.Require(b, spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{
-		MapReplacements: map[string]*ebpf.Map{bpf.CpumapMapRxCount: t.RxCount()},
+		MapReplacements: map[string]*ebpf.Map{bpf.CpumapMapRxCount: run.t.RxCount()},
 	}), "load the cpumap programs")
 	b.Cleanup(func() { objs.Close() })
-	snmp := openSNMP(b, t.NS)
+	snmp := openSNMP(b, run.t.NS)
 	inPlace := rig.Receiver{Action: rig.Drop, Mode: rig.Native, Work: rig.WorkDrop}
-
+	var rows []remoteRow
 	for _, v := range cpumapVariants {
-		var msg string
-		probe.Run(b, v.name(), func(b *testing.B) {
-			if v.redirect == "none" {
-				msg = inKernel(b, t, inPlace, o)
-				return
-			}
-			var prog *ebpf.Program
-			count := func() (uint64, error) { return snmp.read("Udp", "NoPorts") }
-			if v.drop == "cpumap-prog" {
-				prog = objs.CpumapDrop
-				count = func() (uint64, error) { return sumPerCPU(objs.RemoteCount) }
-			}
-			times := setCPUMap(b, objs.Cpus, remote, prog)
-			kthread := &stage{read: func() (uint64, int64, int64, error) {
-				n, err := count()
-				if err != nil {
-					return 0, 0, 0, err
-				}
-				work, wait, err := times()
-				return n, work, wait, err
-			}}
-			in0, err := snmp.read("Udp", "InDatagrams")
-			if err != nil {
-				b.Fatal(err)
-			}
-			r := rig.Receiver{Mode: rig.Native, Ext: &rig.Ext{
-				Name:      fmt.Sprintf("XDP_REDIRECT to CPU %d, dropped by %s", remote, v.drop),
-				Prog:      objs.CpuRedirect,
-				Delivered: kthread.watch(count),
-				Before:    kthread.before,
-				After:     kthread.after,
-			}}
-			res := t.Bench(b, r, &inPlace, o, func() { kthread.reset() })
-			if kthread.pkts == 0 {
-				b.Fatalf("no frames reached CPU %d's %s drop (generated %d, redirected %d)", remote, v.drop, res.Total.Gen, res.Total.Received())
-			}
-			if in1, err := snmp.read("Udp", "InDatagrams"); err != nil {
-				b.Fatal(err)
-			} else if in1 != in0 {
-				b.Fatalf("Udp InDatagrams moved by %d: a socket in the namespace received frames meant for no socket", in1-in0)
-			}
-			reportAttach(b, r, res)
-			kthread.report(b, res.LostFrac, res.Ns)
-			msg = cpumapVerdict(r, res, kthread, remote)
-		})
-		say(b, v.name(), msg)
+		row := remoteRow{name: v.name(), kernel: &inPlace}
+		if v.redirect != "none" {
+			row = remoteRow{name: v.name(), start: func(b *testing.B) remotePath { return v.redirectPath(b, run, &objs, snmp, inPlace) }}
+		}
+		rows = append(rows, row)
 	}
+	run.bench(b, rows)
+}
+
+// redirectPath sets up a redirect row: the CPUMAP entry of the other CPU,
+// with the CPUMAP program that drops or without one (the stack drops at
+// UDP), metered by what dropped the frames; measured against inPlace.
+func (v cpumapVariant) redirectPath(b *testing.B, run *remoteRun, objs *bpf.CpumapObjects, snmp *snmpFile, inPlace rig.Receiver) remotePath {
+	b.Helper()
+	var prog *ebpf.Program
+	count := func() (uint64, error) { return snmp.read("Udp", "NoPorts") }
+	if v.drop == "cpumap-prog" {
+		prog = objs.CpumapDrop
+		count = func() (uint64, error) { return sumPerCPU(objs.RemoteCount) }
+	}
+	times := setCPUMap(b, objs.Cpus, run.remote, prog)
+	kthread := &stage{read: func() (uint64, int64, int64, error) {
+		n, err := count()
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		work, wait, err := times()
+		return n, work, wait, err
+	}}
+	in0, err := snmp.read("Udp", "InDatagrams")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rig.Receiver{Mode: rig.Native, Ext: &rig.Ext{
+		Name:      fmt.Sprintf("XDP_REDIRECT to CPU %d, dropped by %s", run.remote, v.drop),
+		Prog:      objs.CpuRedirect,
+		Delivered: kthread.watch(count),
+		Before:    kthread.before,
+		After:     kthread.after,
+	}}
+	return remotePath{r: r, ref: &inPlace, st: kthread, verdict: func(b *testing.B, res rig.TrafficResult, lost float64) string {
+		if in1, err := snmp.read("Udp", "InDatagrams"); err != nil {
+			b.Fatal(err)
+		} else if in1 != in0 {
+			b.Fatalf("Udp InDatagrams moved by %d: a socket in the namespace received frames meant for no socket", in1-in0)
+		}
+		return cpumapVerdict(r, res, kthread, run.remote)
+	}}
 }
 
 // setCPUMap points the CPUMAP entry of cpu at a ring of cpumapQsize frames

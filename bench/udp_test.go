@@ -82,65 +82,76 @@ const skMeminfoDrops, skMeminfoVars = 8, 9
 // socket. The first row has no socket: the namespace's Udp NoPorts counter
 // must count every frame.
 func BenchmarkUDP(b *testing.B) {
-	o, cpu := twoCPUs(b, "the receiving thread")
-	t := rig.NewTraffic(b, 2)
-	snmp := openSNMP(b, t.NS)
+	run := newRemoteRun(b, "the receiving thread")
+	snmp := openSNMP(b, run.t.NS)
+	var rows []remoteRow
 	for _, v := range udpVariants(*flagUDPRecvmmsg) {
-		var msg string
-		probe.Run(b, v.name(), func(b *testing.B) {
-			// Whether the receiver is saturated is decided by the row's
-			// first run in this process and holds for every later one
-			// (-count): a row is measured in every run or skipped in
-			// every run, never failed because the load changed.
-			decided, wasSaturated := udpSaturated[v.name()]
-			if decided && !wasSaturated {
-				probe.Skipf(b, "NOT SATURATED in this process's first run of the row: skipped in every run (see its first skip for the figures)")
-			}
-			msg = ""
-			r := rig.Receiver{Action: rig.Pass, Mode: rig.Native, Work: rig.WorkDrop}
+		rows = append(rows, remoteRow{name: v.name(), start: func(b *testing.B) remotePath {
 			if v.recv == "none" {
-				r.Ext = &rig.Ext{Name: "XDP_PASS to the stack, no socket (Udp NoPorts)", Delivered: func() (uint64, error) { return snmp.read("Udp", "NoPorts") }}
-				res := t.Bench(b, r, nil, o, nil)
-				reportAttach(b, r, res)
-				msg = attachVerdict(r, res) + fmt.Sprintf("\n  Udp NoPorts counted %d of %d frames the receiver passed", res.Total.Delivered(r), res.Total.Received())
-				return
+				return noSocket(snmp)
 			}
-			fd := openUDP(b, t.NS)
-			rx := &udpReceiver{fd: fd, call: v.recv}
-			times := rx.start(b, cpu)
-			st := &stage{read: func() (uint64, int64, int64, error) {
-				work, wait, err := times()
-				return rx.dgrams.Load(), work, wait, err
-			}}
-			// Calls and socket drops over the same calls as st.
-			var calls, drops, c0, d0 uint64
-			before := func() error {
-				c0 = rx.calls.Load()
-				d, err := sockDrops(fd)
-				d0 = d
-				return joinErr(err, st.before())
-			}
-			after := func() error {
-				d, err := sockDrops(fd)
-				calls += rx.calls.Load() - c0
-				drops += d - d0
-				return joinErr(err, st.after())
-			}
-			r.Ext = &rig.Ext{
-				Name:      fmt.Sprintf("XDP_PASS to a UDP socket read with %s on CPU %d", v.recv, cpu),
-				Delivered: st.watch(func() (uint64, error) { return rx.dgrams.Load(), nil }),
-				Before:    before,
-				After:     after,
-			}
-			res := t.Bench(b, r, nil, o, func() { st.reset(); calls, drops = 0, 0 })
-			if st.pkts == 0 {
-				b.Fatalf("the socket received nothing (generated %d, passed %d, dropped at the socket %d)", res.Total.Gen, res.Total.Received(), drops)
-			}
-			dropFrac := float64(drops) / float64(st.pkts+drops)
+			return v.socket(b, run, snmp)
+		}})
+	}
+	run.bench(b, rows)
+}
+
+// noSocket is the first row: the frames passed to the stack and dropped
+// at UDP, which the namespace's Udp NoPorts counter must count.
+func noSocket(snmp *snmpFile) remotePath {
+	r := rig.Receiver{Action: rig.Pass, Mode: rig.Native, Work: rig.WorkDrop}
+	r.Ext = &rig.Ext{Name: "XDP_PASS to the stack, no socket (Udp NoPorts)", Delivered: func() (uint64, error) { return snmp.read("Udp", "NoPorts") }}
+	return remotePath{r: r, verdict: func(b *testing.B, res rig.TrafficResult, lost float64) string {
+		return attachVerdict(r, res) + fmt.Sprintf("\n  Udp NoPorts counted %d of %d frames the receiver passed", res.Total.Delivered(r), res.Total.Received())
+	}}
+}
+
+// socket sets up a socket row: a socket read by v.recv's loop on the other
+// CPU. Whether the receiver is saturated is decided by the row's first
+// run in this process and holds for every later one (-count): a row is
+// measured in every run or skipped in every run, never failed because the
+// load changed.
+func (v udpVariant) socket(b *testing.B, run *remoteRun, snmp *snmpFile) remotePath {
+	b.Helper()
+	decided, wasSaturated := udpSaturated[v.name()]
+	if decided && !wasSaturated {
+		probe.Skipf(b, "NOT SATURATED in this process's first run of the row: skipped in every run (see its first skip for the figures)")
+	}
+	fd := openUDP(b, run.t.NS)
+	rx := &udpReceiver{fd: fd, call: v.recv}
+	times := rx.start(b, run.remote)
+	st := &stage{read: func() (uint64, int64, int64, error) {
+		work, wait, err := times()
+		return rx.dgrams.Load(), work, wait, err
+	}}
+	// Calls and socket drops over the same calls as st.
+	var calls, drops, c0, d0 uint64
+	before := func() error {
+		c0 = rx.calls.Load()
+		d, err := sockDrops(fd)
+		d0 = d
+		return joinErr(err, st.before())
+	}
+	after := func() error {
+		d, err := sockDrops(fd)
+		calls += rx.calls.Load() - c0
+		drops += d - d0
+		return joinErr(err, st.after())
+	}
+	r := rig.Receiver{Action: rig.Pass, Mode: rig.Native, Work: rig.WorkDrop, Ext: &rig.Ext{
+		Name:      fmt.Sprintf("XDP_PASS to a UDP socket read with %s on CPU %d", v.recv, run.remote),
+		Delivered: st.watch(func() (uint64, error) { return rx.dgrams.Load(), nil }),
+		Before:    before,
+		After:     after,
+	}}
+	return remotePath{r: r, st: st, reset: func() { calls, drops = 0, 0 },
+		// What the receiver lost is what its full receive buffer dropped.
+		lost: func(rig.TrafficResult) float64 { return float64(drops) / float64(st.pkts+drops) },
+		verdict: func(b *testing.B, res rig.TrafficResult, dropFrac float64) string {
 			callsPerSec := float64(calls) / (float64(st.work) / 1e9)
 			figures := fmt.Sprintf("%.3g calls/s, %.1f datagrams per call; %d datagrams dropped at its full receive buffer; the generating CPU spends %.1f ns per datagram (generating and the stack)",
 				callsPerSec, float64(st.pkts)/float64(max(calls, 1)), drops, res.Ns)
-			verdict := st.verdict("the receive loop", cpu, dropFrac, res.Ns, "at its full receive buffer")
+			verdict := st.verdict("the receive loop", run.remote, dropFrac, res.Ns, "at its full receive buffer")
 			saturated := st.bound(dropFrac, res.Ns)
 			if !decided {
 				udpSaturated[v.name()] = saturated
@@ -149,22 +160,19 @@ func BenchmarkUDP(b *testing.B) {
 				probe.Skipf(b, "NOT SATURATED, no result (a rate needs the sender to outrun the receive loop: at least %.0f%% of datagrams dropped at its socket, and more CPU time per datagram in the loop than in the sender): %s; %s",
 					100*rig.MaxLostFrac, verdict, figures)
 			}
+			msg := ""
 			if !saturated {
 				// Saturated in the first run, not in this one: the
 				// row's figures, said to be the sender's limit.
 				msg = "NOT SATURATED in this run (it was in the first): remote-bound 0, the rate is the sender's; "
 			}
-			reportAttach(b, r, res)
-			st.report(b, dropFrac, res.Ns)
 			measure.Report(b, callsPerSec, "calls/s")
 			msg += verdict + "; " + figures
 			if other := int64(res.Lost) - int64(drops); float64(other) > rig.MaxLostFrac*float64(res.Total.Gen) {
 				msg += fmt.Sprintf("\n  %d frames were lost before the socket", other)
 			}
-			msg += "\n  " + attachVerdict(r, res)
-		})
-		say(b, v.name(), msg)
-	}
+			return msg + "\n  " + attachVerdict(r, res)
+		}}
 }
 
 // udpSaturated holds, per row, whether its first run in this process

@@ -266,18 +266,41 @@ func (r *ring) publish(n uint32, index *uint32) {
 	atomic.StoreUint32(index, r.own)
 }
 
-// Serve runs the application until stop is set: rxdrop returns every
-// received frame to the fill ring; l2fwd swaps its MAC addresses and sends
-// it back out of the queue (TX ring, then sendto to make the kernel send:
-// copy mode transmits from the sendto call, at most 32 frames per call),
-// returning frames to the fill ring as their sends complete. It spins
-// without sleeping, as xdpsock does without -p, so run it on a CPU of its
-// own, on a locked thread; Busy says how much of the time it had work.
-func (x *Socket) Serve(app string, stop *atomic.Bool) error {
-	if app != "rxdrop" && app != "l2fwd" {
-		return fmt.Errorf("AF_XDP application %q: want rxdrop or l2fwd", app)
+// An App is what Serve does with the frames a socket receives, after
+// xdpsock's applications of the same names.
+type App int
+
+const (
+	// RxDrop returns every received frame to the fill ring.
+	RxDrop App = iota
+	// L2Fwd swaps a frame's MAC addresses and sends it back out of the
+	// queue (TX ring, then sendto to make the kernel send: copy mode
+	// transmits from the sendto call, at most 32 frames per call),
+	// returning frames to the fill ring as their sends complete.
+	L2Fwd
+)
+
+func (a App) String() string {
+	switch a {
+	case RxDrop:
+		return "rxdrop"
+	case L2Fwd:
+		return "l2fwd"
 	}
-	fwd := app == "l2fwd"
+	return fmt.Sprintf("App(%d)", int(a))
+}
+
+// Echoes says the application sends its frames back out.
+func (a App) Echoes() bool { return a == L2Fwd }
+
+// Serve runs app until stop is set. It spins without sleeping, as xdpsock
+// does without -p, so run it on a CPU of its own, on a locked thread; Busy
+// says how much of the time it had work.
+func (x *Socket) Serve(app App, stop *atomic.Bool) error {
+	if app != RxDrop && app != L2Fwd {
+		return fmt.Errorf("AF_XDP application %v: want RxDrop or L2Fwd", app)
+	}
+	fwd := app.Echoes()
 	x.TID.Store(int32(unix.Gettid()))
 	busy := false
 	defer func() {

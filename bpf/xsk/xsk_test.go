@@ -44,8 +44,8 @@ func TestXSKCopyMode(t *testing.T) {
 	// the application runs.
 	const frames = xskRingSize / 2
 
-	for _, app := range []string{"rxdrop", "l2fwd"} {
-		t.Run(app, func(t *testing.T) {
+	for _, app := range []App{RxDrop, L2Fwd} {
+		t.Run(app.String(), func(t *testing.T) {
 			var x *Socket
 			err := tr.NS.Do(func() error {
 				var err error
@@ -81,13 +81,13 @@ func TestXSKCopyMode(t *testing.T) {
 
 			var before, after int
 			r := rig.Receiver{Mode: rig.Native, Ext: &rig.Ext{
-				Name:   "AF_XDP " + app,
+				Name:   "AF_XDP " + app.String(),
 				Prog:   objs.XskRedirect,
-				Echoes: app == "l2fwd",
+				Echoes: app.Echoes(),
 				Before: func() error { before++; return nil },
 				After:  func() error { after++; return nil },
 			}}
-			if app == "rxdrop" {
+			if app == RxDrop {
 				r.Ext.Delivered = func() (uint64, error) { return x.Received.Load(), nil }
 			}
 			base, err := tr.Read()
@@ -115,14 +115,14 @@ func TestXSKCopyMode(t *testing.T) {
 			if before != 1 || after != 1 {
 				t.Errorf("Before ran %d times, After %d: want once each per call", before, after)
 			}
-			if app == "rxdrop" && c.Delivered(r) != c.Ext {
+			if app == RxDrop && c.Delivered(r) != c.Ext {
 				t.Errorf("delivered %d, but Ext.Delivered counted %d", c.Delivered(r), c.Ext)
 			}
 			// The application runs when its CPU lets it: wait for it.
 			var got uint64
 			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 				got = x.Received.Load()
-				if app == "l2fwd" {
+				if app.Echoes() {
 					now, err := tr.Read()
 					if err != nil {
 						t.Fatal(err)
@@ -136,7 +136,7 @@ func TestXSKCopyMode(t *testing.T) {
 			if got != c.Gen {
 				t.Errorf("%d of %d frames reached the end of %s", got, c.Gen, app)
 			}
-			if app == "l2fwd" {
+			if app.Echoes() {
 				for deadline := time.Now().Add(5 * time.Second); x.Completed.Load() < c.Gen && time.Now().Before(deadline); {
 					time.Sleep(time.Millisecond)
 				}
