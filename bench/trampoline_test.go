@@ -67,8 +67,8 @@ type trampHook struct {
 // trampHooks: each target's first row is its baseline.
 var trampHooks = []trampHook{
 	{target: "helper", attach: "none"},
-	{target: "helper", attach: "fentry", prog: "helper_fentry", require: requireTracing, link: attachTracing},
-	{target: "helper", attach: "fexit", prog: "helper_fexit", require: requireTracing, link: attachTracing},
+	{target: "helper", attach: "fentry", prog: "helper_fentry", require: probe.RequireTracing, link: attachTracing},
+	{target: "helper", attach: "fexit", prog: "helper_fexit", require: probe.RequireTracing, link: attachTracing},
 	{target: "helper", attach: "kprobe", prog: "helper_kprobe", require: requireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
 		return link.Kprobe(trampHelper, p, nil)
 	}},
@@ -87,7 +87,7 @@ var trampHooks = []trampHook{
 	}},
 	{target: "kfunc", attach: "tp_btf", prog: "kfunc_tp_btf", link: attachTracing},
 	{target: "kfunc", attach: "tp", prog: "kfunc_tp", link: attachPerfTracepoint},
-	{target: "kfunc", attach: "fmod_ret", prog: "kfunc_fmod_ret", require: requireTracing, link: attachTracing},
+	{target: "kfunc", attach: "fmod_ret", prog: "kfunc_fmod_ret", require: probe.RequireTracing, link: attachTracing},
 }
 
 const (
@@ -200,7 +200,7 @@ func newTrampolineFamily(tb testing.TB) *trampolineFamily {
 func (f *trampolineFamily) load(tb testing.TB, name string, edit func(*ebpf.CollectionSpec)) *ebpf.Program {
 	tb.Helper()
 	p, err := f.tryLoad(name, edit)
-	requireLoaded(tb, err, f.spec.Programs[name])
+	probe.RequireLoaded(tb, err, f.spec.Programs[name])
 	tb.Cleanup(func() { p.Close() })
 	return p
 }
@@ -237,7 +237,7 @@ func (f *trampolineFamily) xdpLoop(p *ebpf.Program, hooks uint64) *measure.Loop 
 // benchXDPHooks attaches n fentry/fexit programs to a fresh copy of the XDP
 // program and measures it against the unhooked one.
 func (f *trampolineFamily) benchXDPHooks(b *testing.B, attach string, n int) {
-	requireTracing(b)
+	probe.RequireTracing(b)
 	tgt := f.load(b, "target", nil)
 	// Cleanups run last-registered first: the hooks go, then the held
 	// program is switched back, then tgt is closed.
@@ -271,7 +271,7 @@ func (f *trampolineFamily) benchXDPHooks(b *testing.B, attach string, n int) {
 func (f *trampolineFamily) benchChain(b *testing.B, attach string, n int) {
 	// The inline rows are the freplace rows' baselines: without freplace
 	// they answer nothing BenchmarkXDP does not.
-	requireTracing(b)
+	probe.RequireTracing(b)
 	setN := func(cs *ebpf.CollectionSpec) {
 		if err := cs.Variables["num_progs"].Set(uint32(n)); err != nil {
 			b.Fatal(err)
@@ -402,93 +402,9 @@ func (f *trampolineFamily) driver(tb testing.TB, target string) *ebpf.Program {
 	if target == "kfunc" && errors.Is(err, ebpf.ErrNotSupported) {
 		probe.Skipf(tb, "driver %s: this kernel lacks the kfunc bpf_modify_return_test_tp and its tracepoint bpf_trigger_tp (Linux 6.10): %v", name, err)
 	}
-	requireLoaded(tb, err, f.spec.Programs[name])
+	probe.RequireLoaded(tb, err, f.spec.Programs[name])
 	tb.Cleanup(func() { p.Close() })
 	return p
-}
-
-// errRefused marks a program load the kernel refused before verifying the
-// program: a policy of this machine, not a missing feature.
-var errRefused = errors.New("the kernel refused the load before verification (host policy), not a missing feature")
-
-// refusedHint says where refused programs run: a kernel booted in QEMU
-// around the test binary, whose policy allows them.
-const refusedHint = "they run in a guest: make kernels vmdeps, then make vmbench KERNEL=6.12 ICOUNT=0 BENCH='^BenchmarkTrampoline$'"
-
-// classifyLoad tells apart the ways a load fails: errRefused when the
-// kernel said EPERM without running the verifier (empty log; as root,
-// with memory accounted by cgroup since Linux 5.11, RLIMIT_MEMLOCK is not
-// the cause), ebpf.ErrNotSupported when the kernel lacks the program type
-// or what it attaches to, and the error itself otherwise.
-func classifyLoad(err error, ps *ebpf.ProgramSpec) error {
-	if err == nil || errors.Is(err, ebpf.ErrNotSupported) {
-		return err
-	}
-	var ve *ebpf.VerifierError
-	if errors.Is(err, unix.EPERM) && !(errors.As(err, &ve) && len(ve.Log) > 0) {
-		return fmt.Errorf("%s program %s: EPERM with an empty verifier log: %w", progTypeName(ps), ps.SectionName, errRefused)
-	}
-	return err
-}
-
-// requireLoaded skips tb when the kernel refused or cannot load ps, and
-// fails it on any other error.
-func requireLoaded(tb testing.TB, err error, ps *ebpf.ProgramSpec) {
-	tb.Helper()
-	err = classifyLoad(err, ps)
-	if errors.Is(err, errRefused) {
-		probe.Skip(tb, err.Error()+"; "+refusedHint)
-	}
-	probe.Require(tb, err, fmt.Sprintf("load %s (%s)", ps.Name, ps.SectionName))
-}
-
-// progTypeName is the kernel's name for ps's program type.
-func progTypeName(ps *ebpf.ProgramSpec) string {
-	switch ps.Type {
-	case ebpf.Tracing:
-		return "BPF_PROG_TYPE_TRACING"
-	case ebpf.Extension:
-		return "BPF_PROG_TYPE_EXT"
-	case ebpf.LSM:
-		return "BPF_PROG_TYPE_LSM"
-	case ebpf.RawTracepoint:
-		return "BPF_PROG_TYPE_RAW_TRACEPOINT"
-	case ebpf.Kprobe:
-		return "BPF_PROG_TYPE_KPROBE"
-	case ebpf.TracePoint:
-		return "BPF_PROG_TYPE_TRACEPOINT"
-	case ebpf.XDP:
-		return "BPF_PROG_TYPE_XDP"
-	}
-	return ps.Type.String()
-}
-
-// tracingProbe is the error of loading a trivial fentry program, probed
-// once: every trampoline row (fentry, fexit, fmod_ret, freplace) skips on
-// it before setting anything up.
-var tracingProbe = sync.OnceValue(func() error {
-	ps := &ebpf.ProgramSpec{
-		Name: "bpfbench_probe", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFEntry,
-		AttachTo: trampHelper, SectionName: "fentry/" + trampHelper,
-		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
-		License:      "GPL",
-	}
-	p, err := ebpf.NewProgram(ps)
-	if err != nil {
-		return classifyLoad(err, ps)
-	}
-	return p.Close()
-})
-
-// requireTracing skips tb when this kernel cannot load tracing programs.
-func requireTracing(tb testing.TB) {
-	tb.Helper()
-	host.RequireRoot(tb)
-	err := tracingProbe()
-	if errors.Is(err, errRefused) {
-		probe.Skipf(tb, "no trampolines (fentry, fexit, fmod_ret, freplace) here: the probe load of a %v; %s", err, refusedHint)
-	}
-	probe.Require(tb, err, "load an fentry program")
 }
 
 // kprobePMU exists when the kernel has kprobe events (CONFIG_KPROBE_EVENTS),
@@ -645,37 +561,6 @@ var trampolineCap = sync.OnceValue(func() int {
 	return defaultTrampolineCap
 })
 
-// TestTrampolineClassifyLoad: only EPERM without a verifier log is taken
-// for a refusal; a missing feature and every other error keep their kind.
-func TestTrampolineClassifyLoad(t *testing.T) {
-	ps := &ebpf.ProgramSpec{Type: ebpf.Tracing, SectionName: "fentry/" + trampHelper}
-	for _, tc := range []struct {
-		name                 string
-		err                  error
-		refused, unsupported bool
-	}{
-		{"eperm, no log", fmt.Errorf("load program: %w (MEMLOCK may be too low)", unix.EPERM), true, false},
-		{"eperm, verifier log", &ebpf.VerifierError{Cause: unix.EPERM, Log: []string{"0: (b7) r0 = 0", "R1 is invalid"}}, false, false},
-		{"eperm, empty verifier log", &ebpf.VerifierError{Cause: unix.EPERM}, true, false},
-		{"not supported", fmt.Errorf("load: %w", ebpf.ErrNotSupported), false, true},
-		{"einval", fmt.Errorf("load: %w", unix.EINVAL), false, false},
-	} {
-		got := classifyLoad(tc.err, ps)
-		if errors.Is(got, errRefused) != tc.refused || errors.Is(got, ebpf.ErrNotSupported) != tc.unsupported {
-			t.Errorf("%s: classified as %v; want refused=%v unsupported=%v", tc.name, got, tc.refused, tc.unsupported)
-		}
-		if tc.refused && !strings.Contains(got.Error(), "BPF_PROG_TYPE_TRACING program fentry/"+trampHelper+": EPERM") {
-			t.Errorf("%s: %q does not name the program type, the program and the errno", tc.name, got)
-		}
-		if !tc.refused && !errors.Is(got, tc.err) {
-			t.Errorf("%s: classifyLoad changed the error to %v", tc.name, got)
-		}
-	}
-	if classifyLoad(nil, ps) != nil {
-		t.Error("classifyLoad(nil) is not nil")
-	}
-}
-
 // TestTrampolineDriverCounts runs the kernel-function driver as the
 // benchmark does: it must call its function once per iteration asked for,
 // run once per test_run call, and a hook count that cannot be right must
@@ -714,7 +599,7 @@ func TestTrampolineDriverCounts(t *testing.T) {
 // TestTrampolineCap: the kernel links BPF_MAX_TRAMP_LINKS programs to one
 // trampoline, runs every one of them, and refuses one more with E2BIG.
 func TestTrampolineCap(t *testing.T) {
-	requireTracing(t)
+	probe.RequireTracing(t)
 	f := newTrampolineFamily(t)
 	tgt := f.load(t, "target", nil)
 	n := trampolineCap()
@@ -758,7 +643,7 @@ func TestTrampolineCap(t *testing.T) {
 // stub nothing replaced returns the dispatcher's own value and the chain
 // goes on too; the inlined program does the same work.
 func TestTrampolineFreplaceChain(t *testing.T) {
-	requireTracing(t)
+	probe.RequireTracing(t)
 	f := newTrampolineFamily(t)
 	const stubs, replaced = 4, 3
 	setN := func(cs *ebpf.CollectionSpec) {
