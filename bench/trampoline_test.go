@@ -20,14 +20,13 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 )
 
 // trampolineProgs are the numbers of fentry/fexit programs attached to one
-// XDP program; the family adds the kernel's cap (trampolineCap).
+// XDP program; the family adds the kernel's cap (probe.TrampolineCap).
 var trampolineProgs = []int{1, 2, 4, 8, 16}
 
 // trampolineAttach are the ways programs attach to the XDP program: none
@@ -37,11 +36,6 @@ var trampolineAttach = []string{"none", "fentry", "fexit", "both"}
 // trampMaxChain is libxdp's limit of programs behind one dispatcher
 // (MAX_DISPATCHER_ACTIONS), the number of stubs in progs/trampoline.c.
 const trampMaxChain = 10
-
-// defaultTrampolineCap is BPF_MAX_TRAMP_LINKS on x86-64
-// (include/linux/bpf.h), for kernels whose BTF does not carry it (it became
-// an enum in Linux 6.4).
-const defaultTrampolineCap = 38
 
 // trampHook is one row of the kernel-function table: a driver program
 // that calls a kernel function in a bpf_loop, and a hook on that function
@@ -69,10 +63,10 @@ var trampHooks = []trampHook{
 	{target: "helper", attach: "none"},
 	{target: "helper", attach: "fentry", prog: "helper_fentry", require: probe.RequireTracing, link: attachTracing},
 	{target: "helper", attach: "fexit", prog: "helper_fexit", require: probe.RequireTracing, link: attachTracing},
-	{target: "helper", attach: "kprobe", prog: "helper_kprobe", require: requireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "kprobe", prog: "helper_kprobe", require: probe.RequireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
 		return link.Kprobe(trampHelper, p, nil)
 	}},
-	{target: "helper", attach: "kretprobe", prog: "helper_kretprobe", require: requireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "kretprobe", prog: "helper_kretprobe", require: probe.RequireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
 		return link.Kretprobe(trampHelper, p, nil)
 	}},
 	{target: "helper", attach: "kprobe-multi", prog: "helper_kprobe_multi", feature: "kprobe-multi links: Linux 5.18 with CONFIG_FPROBE", link: func(p *ebpf.Program) (link.Link, error) {
@@ -92,6 +86,7 @@ var trampHooks = []trampHook{
 
 const (
 	trampHelper          = "bpf_get_numa_node_id"
+	trampKfunc           = "bpf_modify_return_test_tp"
 	trampTracepoint      = "bpf_trigger_tp"
 	trampTracepointGroup = "bpf_test_run"
 )
@@ -130,7 +125,7 @@ func BenchmarkTrampoline(b *testing.B) {
 		measure.Bench(b, f.xdpLoop(f.core.Target, 0), nil, benchOptions())
 	})
 	for _, attach := range trampolineAttach[1:] {
-		for _, n := range append(trampolineProgs, trampolineCap()) {
+		for _, n := range append(trampolineProgs, probe.TrampolineCap()) {
 			if attach == "both" && n%2 != 0 {
 				continue
 			}
@@ -398,24 +393,17 @@ func (f *trampolineFamily) driver(tb testing.TB, target string) *ebpf.Program {
 	host.RequireRoot(tb)
 	probe.Require(tb, features.HaveProgramHelper(ebpf.RawTracepoint, asm.FnLoop), "bpf_loop in a raw_tp program (Linux 5.17)")
 	name := trampDrivers[target]
-	p, err := f.tryLoad(name, nil)
-	if target == "kfunc" && errors.Is(err, ebpf.ErrNotSupported) {
-		probe.Skipf(tb, "driver %s: this kernel lacks the kfunc bpf_modify_return_test_tp and its tracepoint bpf_trigger_tp (Linux 6.10): %v", name, err)
+	if target == "kfunc" {
+		err := probe.HaveKfunc(trampKfunc)
+		if errors.Is(err, ebpf.ErrNotSupported) {
+			probe.Skipf(tb, "driver %s: this kernel lacks the kfunc %s and its tracepoint %s (Linux 6.10): %v", name, trampKfunc, trampTracepoint, err)
+		}
+		probe.Require(tb, err, "look up the kfunc "+trampKfunc)
 	}
+	p, err := f.tryLoad(name, nil)
 	probe.RequireLoaded(tb, err, f.spec.Programs[name])
 	tb.Cleanup(func() { p.Close() })
 	return p
-}
-
-// kprobePMU exists when the kernel has kprobe events (CONFIG_KPROBE_EVENTS),
-// which BPF kprobes attach through.
-const kprobePMU = "/sys/bus/event_source/devices/kprobe"
-
-func requireKprobes(tb testing.TB) {
-	tb.Helper()
-	if _, err := os.Stat(kprobePMU); errors.Is(err, fs.ErrNotExist) {
-		probe.Skipf(tb, "kprobes not built into this kernel (no %s)", kprobePMU)
-	}
 }
 
 func attachTracing(p *ebpf.Program) (link.Link, error) {
@@ -526,41 +514,6 @@ func inPrivateMounts(fn func() (uint64, error)) (uint64, error) {
 	return r.id, r.err
 }
 
-// trampolineCap is how many programs the kernel links to one trampoline
-// (BPF_MAX_TRAMP_LINKS: fentry, fexit and fmod_ret together), read from
-// the kernel's BTF where it is an enum, else the x86-64 value.
-var trampolineCap = sync.OnceValue(func() int {
-	spec, err := btf.LoadKernelSpec()
-	if err != nil {
-		return defaultTrampolineCap
-	}
-	for typ, err := range spec.All() {
-		if err != nil {
-			break
-		}
-		e, ok := typ.(*btf.Enum)
-		if !ok {
-			continue
-		}
-		for _, v := range e.Values {
-			if v.Name == "BPF_MAX_TRAMP_LINKS" {
-				return int(v.Value)
-			}
-		}
-	}
-	// Not in BTF: a #define, BPF_MAX_TRAMP_LINKS (38) from 5.19 on, and
-	// BPF_MAX_TRAMP_PROGS (40) before (5.10 links a 39th program).
-	var u unix.Utsname
-	var major, minor int
-	if unix.Uname(&u) == nil {
-		fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor)
-		if major > 0 && (major < 5 || major == 5 && minor < 19) {
-			return 40
-		}
-	}
-	return defaultTrampolineCap
-})
-
 // TestTrampolineDriverCounts runs the kernel-function driver as the
 // benchmark does: it must call its function once per iteration asked for,
 // run once per test_run call, and a hook count that cannot be right must
@@ -602,7 +555,7 @@ func TestTrampolineCap(t *testing.T) {
 	probe.RequireTracing(t)
 	f := newTrampolineFamily(t)
 	tgt := f.load(t, "target", nil)
-	n := trampolineCap()
+	n := probe.TrampolineCap()
 	for i := 0; i <= n; i++ {
 		prog := "on_entry"
 		if i%2 == 1 {

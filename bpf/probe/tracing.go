@@ -3,6 +3,8 @@ package probe
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sync"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 )
 
@@ -103,3 +106,74 @@ func RequireTracing(tb testing.TB) {
 	}
 	Require(tb, err, "load an fentry program")
 }
+
+// kprobePMU exists when the kernel has kprobe events (CONFIG_KPROBE_EVENTS),
+// which BPF kprobes attach through.
+const kprobePMU = "/sys/bus/event_source/devices/kprobe"
+
+// RequireKprobes skips tb when the kernel has no kprobe events.
+func RequireKprobes(tb testing.TB) {
+	tb.Helper()
+	if _, err := os.Stat(kprobePMU); errors.Is(err, fs.ErrNotExist) {
+		Skipf(tb, "kprobes not built into this kernel (no %s)", kprobePMU)
+	}
+}
+
+// HaveKfunc reports whether the kernel's BTF (vmlinux's, not a module's)
+// has the function name, which a program needs to call it as a kfunc: an
+// error wrapping ebpf.ErrNotSupported when it does not.
+func HaveKfunc(name string) error {
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		return fmt.Errorf("kfunc %s: load kernel BTF: %w", name, err)
+	}
+	var fn *btf.Func
+	err = spec.TypeByName(name, &fn)
+	if errors.Is(err, btf.ErrNotFound) {
+		return fmt.Errorf("kfunc %s not in the kernel's BTF: %w", name, ebpf.ErrNotSupported)
+	}
+	if err != nil {
+		return fmt.Errorf("kfunc %s: %w", name, err)
+	}
+	return nil
+}
+
+// defaultTrampolineCap is BPF_MAX_TRAMP_LINKS on x86-64
+// (include/linux/bpf.h), for kernels whose BTF does not carry it (it became
+// an enum in Linux 6.4).
+const defaultTrampolineCap = 38
+
+// TrampolineCap is how many programs the kernel links to one trampoline
+// (BPF_MAX_TRAMP_LINKS: fentry, fexit and fmod_ret together), read from
+// the kernel's BTF where it is an enum, else the x86-64 value.
+var TrampolineCap = sync.OnceValue(func() int {
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		return defaultTrampolineCap
+	}
+	for typ, err := range spec.All() {
+		if err != nil {
+			break
+		}
+		e, ok := typ.(*btf.Enum)
+		if !ok {
+			continue
+		}
+		for _, v := range e.Values {
+			if v.Name == "BPF_MAX_TRAMP_LINKS" {
+				return int(v.Value)
+			}
+		}
+	}
+	// Not in BTF: a #define, BPF_MAX_TRAMP_LINKS (38) from 5.19 on, and
+	// BPF_MAX_TRAMP_PROGS (40) before (5.10 links a 39th program).
+	var u unix.Utsname
+	var major, minor int
+	if unix.Uname(&u) == nil {
+		fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor)
+		if major > 0 && (major < 5 || major == 5 && minor < 19) {
+			return 40
+		}
+	}
+	return defaultTrampolineCap
+})

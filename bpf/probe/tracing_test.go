@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,5 +39,19 @@ func TestClassifyLoad(t *testing.T) {
 	}
 	if ClassifyLoad(nil, ps) != nil {
 		t.Error("ClassifyLoad(nil) is not nil")
+	}
+}
+
+// TestHaveKfunc: a function every kernel with BTF has (the helper the
+// tracing probe hooks) is found, a made-up name is a missing feature.
+func TestHaveKfunc(t *testing.T) {
+	if _, err := btf.LoadKernelSpec(); err != nil {
+		t.Skipf("no kernel BTF: %v", err)
+	}
+	if err := HaveKfunc("bpf_get_numa_node_id"); err != nil {
+		t.Errorf("HaveKfunc(bpf_get_numa_node_id): %v", err)
+	}
+	if err := HaveKfunc("bpfbench_no_such_kfunc"); !errors.Is(err, ebpf.ErrNotSupported) {
+		t.Errorf("HaveKfunc of a made-up name: %v, want ErrNotSupported", err)
 	}
 }
