@@ -3,13 +3,8 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"bpfbench/bpf"
@@ -52,7 +47,8 @@ type trampHook struct {
 	// feature names what attaching needs, for the skip message of a
 	// kernel that lacks it.
 	feature string
-	// require skips the row on kernels that lack the hook.
+	// require skips the row on kernels that lack the hook, and sets up
+	// what attaching it needs from the host.
 	require func(tb testing.TB)
 	// link attaches the hook program.
 	link func(p *ebpf.Program) (link.Link, error)
@@ -80,7 +76,9 @@ var trampHooks = []trampHook{
 		return link.AttachRawTracepoint(link.RawTracepointOptions{Name: trampTracepoint, Program: p})
 	}},
 	{target: "kfunc", attach: "tp_btf", prog: "kfunc_tp_btf", link: attachTracing},
-	{target: "kfunc", attach: "tp", prog: "kfunc_tp", link: attachPerfTracepoint},
+	{target: "kfunc", attach: "tp", prog: "kfunc_tp", require: requireTracefs, link: func(p *ebpf.Program) (link.Link, error) {
+		return link.Tracepoint(trampTracepointGroup, trampTracepoint, p, nil)
+	}},
 	{target: "kfunc", attach: "fmod_ret", prog: "kfunc_fmod_ret", require: probe.RequireTracing, link: attachTracing},
 }
 
@@ -410,108 +408,11 @@ func attachTracing(p *ebpf.Program) (link.Link, error) {
 	return link.AttachTracing(link.TracingOptions{Program: p})
 }
 
-// attachPerfTracepoint attaches p to bpf_test_run/bpf_trigger_tp through
-// a perf event and a BPF link, as libbpf does since Linux 5.15.
-func attachPerfTracepoint(p *ebpf.Program) (link.Link, error) {
-	id, err := tracepointID(trampTracepointGroup, trampTracepoint)
-	if err != nil {
-		return nil, err
-	}
-	attr := unix.PerfEventAttr{
-		Type:        unix.PERF_TYPE_TRACEPOINT,
-		Config:      id,
-		Sample_type: unix.PERF_SAMPLE_RAW,
-		Sample:      1,
-		Wakeup:      1,
-	}
-	fd, err := unix.PerfEventOpen(&attr, -1, 0, -1, unix.PERF_FLAG_FD_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("perf_event_open tracepoint %s/%s: %w", trampTracepointGroup, trampTracepoint, err)
-	}
-	l, err := link.AttachRawLink(link.RawLinkOptions{Target: fd, Program: p, Attach: ebpf.AttachPerfEvent})
-	if err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("link perf event: %w", err)
-	}
-	return &perfLink{RawLink: l, fd: fd}, nil
-}
-
-// perfLink closes its perf event with the link.
-type perfLink struct {
-	*link.RawLink
-	fd int
-}
-
-func (l *perfLink) Close() error {
-	err := l.RawLink.Close()
-	if cerr := unix.Close(l.fd); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-var tracepointIDs sync.Map
-
-// tracepointID reads the ID of a tracepoint from tracefs. Where tracefs is
-// not mounted, it mounts it in a private mount namespace of a thread that
-// ends right after, so the host's mounts never change.
-func tracepointID(group, name string) (uint64, error) {
-	key := group + "/" + name
-	if id, ok := tracepointIDs.Load(key); ok {
-		return id.(uint64), nil
-	}
-	rel := filepath.Join("events", group, name, "id")
-	read := func(dir string) (uint64, error) {
-		b, err := os.ReadFile(filepath.Join(dir, rel))
-		if err != nil {
-			return 0, err
-		}
-		return strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-	}
-	id, err := read("/sys/kernel/tracing")
-	if errors.Is(err, fs.ErrNotExist) {
-		id, err = read("/sys/kernel/debug/tracing")
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		id, err = inPrivateMounts(func() (uint64, error) {
-			if err := unix.Mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, ""); err != nil {
-				return 0, fmt.Errorf("mount tracefs in a private mount namespace: %w", err)
-			}
-			return read("/sys/kernel/tracing")
-		})
-	}
-	if err != nil {
-		return 0, fmt.Errorf("tracepoint %s: %w", key, err)
-	}
-	tracepointIDs.Store(key, id)
-	return id, nil
-}
-
-// inPrivateMounts runs fn on a thread with its own mount namespace, in
-// which no mount propagates back, and lets the thread end afterwards.
-func inPrivateMounts(fn func() (uint64, error)) (uint64, error) {
-	type result struct {
-		id  uint64
-		err error
-	}
-	ch := make(chan result)
-	go func() {
-		// Never unlocked: the thread exits with this goroutine, and its
-		// mount namespace with it.
-		runtime.LockOSThread()
-		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-			ch <- result{err: fmt.Errorf("unshare mount namespace: %w", err)}
-			return
-		}
-		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-			ch <- result{err: fmt.Errorf("make mounts private: %w", err)}
-			return
-		}
-		id, err := fn()
-		ch <- result{id, err}
-	}()
-	r := <-ch
-	return r.id, r.err
+// requireTracefs makes tracefs reachable for the row's perf tracepoint,
+// whose ID link.Tracepoint reads from it.
+func requireTracefs(tb testing.TB) {
+	tb.Helper()
+	probe.Require(tb, host.Tracefs(tb), "mount tracefs")
 }
 
 // TestTrampolineDriverCounts runs the kernel-function driver as the
