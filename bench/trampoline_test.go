@@ -3,13 +3,8 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"bpfbench/bpf"
@@ -20,14 +15,13 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 )
 
 // trampolineProgs are the numbers of fentry/fexit programs attached to one
-// XDP program; the family adds the kernel's cap (trampolineCap).
+// XDP program; the family adds the kernel's cap (probe.TrampolineCap).
 var trampolineProgs = []int{1, 2, 4, 8, 16}
 
 // trampolineAttach are the ways programs attach to the XDP program: none
@@ -37,11 +31,6 @@ var trampolineAttach = []string{"none", "fentry", "fexit", "both"}
 // trampMaxChain is libxdp's limit of programs behind one dispatcher
 // (MAX_DISPATCHER_ACTIONS), the number of stubs in progs/trampoline.c.
 const trampMaxChain = 10
-
-// defaultTrampolineCap is BPF_MAX_TRAMP_LINKS on x86-64
-// (include/linux/bpf.h), for kernels whose BTF does not carry it (it became
-// an enum in Linux 6.4).
-const defaultTrampolineCap = 38
 
 // trampHook is one row of the kernel-function table: a driver program
 // that calls a kernel function in a bpf_loop, and a hook on that function
@@ -58,7 +47,8 @@ type trampHook struct {
 	// feature names what attaching needs, for the skip message of a
 	// kernel that lacks it.
 	feature string
-	// require skips the row on kernels that lack the hook.
+	// require skips the row on kernels that lack the hook, and sets up
+	// what attaching it needs from the host.
 	require func(tb testing.TB)
 	// link attaches the hook program.
 	link func(p *ebpf.Program) (link.Link, error)
@@ -67,12 +57,12 @@ type trampHook struct {
 // trampHooks: each target's first row is its baseline.
 var trampHooks = []trampHook{
 	{target: "helper", attach: "none"},
-	{target: "helper", attach: "fentry", prog: "helper_fentry", require: requireTracing, link: attachTracing},
-	{target: "helper", attach: "fexit", prog: "helper_fexit", require: requireTracing, link: attachTracing},
-	{target: "helper", attach: "kprobe", prog: "helper_kprobe", require: requireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "fentry", prog: "helper_fentry", require: probe.RequireTracing, link: attachTracing},
+	{target: "helper", attach: "fexit", prog: "helper_fexit", require: probe.RequireTracing, link: attachTracing},
+	{target: "helper", attach: "kprobe", prog: "helper_kprobe", require: probe.RequireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
 		return link.Kprobe(trampHelper, p, nil)
 	}},
-	{target: "helper", attach: "kretprobe", prog: "helper_kretprobe", require: requireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "kretprobe", prog: "helper_kretprobe", require: probe.RequireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
 		return link.Kretprobe(trampHelper, p, nil)
 	}},
 	{target: "helper", attach: "kprobe-multi", prog: "helper_kprobe_multi", feature: "kprobe-multi links: Linux 5.18 with CONFIG_FPROBE", link: func(p *ebpf.Program) (link.Link, error) {
@@ -86,12 +76,15 @@ var trampHooks = []trampHook{
 		return link.AttachRawTracepoint(link.RawTracepointOptions{Name: trampTracepoint, Program: p})
 	}},
 	{target: "kfunc", attach: "tp_btf", prog: "kfunc_tp_btf", link: attachTracing},
-	{target: "kfunc", attach: "tp", prog: "kfunc_tp", link: attachPerfTracepoint},
-	{target: "kfunc", attach: "fmod_ret", prog: "kfunc_fmod_ret", require: requireTracing, link: attachTracing},
+	{target: "kfunc", attach: "tp", prog: "kfunc_tp", require: requireTracefs, link: func(p *ebpf.Program) (link.Link, error) {
+		return link.Tracepoint(trampTracepointGroup, trampTracepoint, p, nil)
+	}},
+	{target: "kfunc", attach: "fmod_ret", prog: "kfunc_fmod_ret", require: probe.RequireTracing, link: attachTracing},
 }
 
 const (
 	trampHelper          = "bpf_get_numa_node_id"
+	trampKfunc           = "bpf_modify_return_test_tp"
 	trampTracepoint      = "bpf_trigger_tp"
 	trampTracepointGroup = "bpf_test_run"
 )
@@ -130,7 +123,7 @@ func BenchmarkTrampoline(b *testing.B) {
 		measure.Bench(b, f.xdpLoop(f.core.Target, 0), nil, benchOptions())
 	})
 	for _, attach := range trampolineAttach[1:] {
-		for _, n := range append(trampolineProgs, trampolineCap()) {
+		for _, n := range append(trampolineProgs, probe.TrampolineCap()) {
 			if attach == "both" && n%2 != 0 {
 				continue
 			}
@@ -200,7 +193,7 @@ func newTrampolineFamily(tb testing.TB) *trampolineFamily {
 func (f *trampolineFamily) load(tb testing.TB, name string, edit func(*ebpf.CollectionSpec)) *ebpf.Program {
 	tb.Helper()
 	p, err := f.tryLoad(name, edit)
-	requireLoaded(tb, err, f.spec.Programs[name])
+	probe.RequireLoaded(tb, err, f.spec.Programs[name])
 	tb.Cleanup(func() { p.Close() })
 	return p
 }
@@ -237,7 +230,7 @@ func (f *trampolineFamily) xdpLoop(p *ebpf.Program, hooks uint64) *measure.Loop 
 // benchXDPHooks attaches n fentry/fexit programs to a fresh copy of the XDP
 // program and measures it against the unhooked one.
 func (f *trampolineFamily) benchXDPHooks(b *testing.B, attach string, n int) {
-	requireTracing(b)
+	probe.RequireTracing(b)
 	tgt := f.load(b, "target", nil)
 	// Cleanups run last-registered first: the hooks go, then the held
 	// program is switched back, then tgt is closed.
@@ -271,7 +264,7 @@ func (f *trampolineFamily) benchXDPHooks(b *testing.B, attach string, n int) {
 func (f *trampolineFamily) benchChain(b *testing.B, attach string, n int) {
 	// The inline rows are the freplace rows' baselines: without freplace
 	// they answer nothing BenchmarkXDP does not.
-	requireTracing(b)
+	probe.RequireTracing(b)
 	setN := func(cs *ebpf.CollectionSpec) {
 		if err := cs.Variables["num_progs"].Set(uint32(n)); err != nil {
 			b.Fatal(err)
@@ -398,282 +391,28 @@ func (f *trampolineFamily) driver(tb testing.TB, target string) *ebpf.Program {
 	host.RequireRoot(tb)
 	probe.Require(tb, features.HaveProgramHelper(ebpf.RawTracepoint, asm.FnLoop), "bpf_loop in a raw_tp program (Linux 5.17)")
 	name := trampDrivers[target]
-	p, err := f.tryLoad(name, nil)
-	if target == "kfunc" && errors.Is(err, ebpf.ErrNotSupported) {
-		probe.Skipf(tb, "driver %s: this kernel lacks the kfunc bpf_modify_return_test_tp and its tracepoint bpf_trigger_tp (Linux 6.10): %v", name, err)
+	if target == "kfunc" {
+		err := probe.HaveKfunc(trampKfunc)
+		if errors.Is(err, ebpf.ErrNotSupported) {
+			probe.Skipf(tb, "driver %s: this kernel lacks the kfunc %s and its tracepoint %s (Linux 6.10): %v", name, trampKfunc, trampTracepoint, err)
+		}
+		probe.Require(tb, err, "look up the kfunc "+trampKfunc)
 	}
-	requireLoaded(tb, err, f.spec.Programs[name])
+	p, err := f.tryLoad(name, nil)
+	probe.RequireLoaded(tb, err, f.spec.Programs[name])
 	tb.Cleanup(func() { p.Close() })
 	return p
-}
-
-// errRefused marks a program load the kernel refused before verifying the
-// program: a policy of this machine, not a missing feature.
-var errRefused = errors.New("the kernel refused the load before verification (host policy), not a missing feature")
-
-// refusedHint says where refused programs run: a kernel booted in QEMU
-// around the test binary, whose policy allows them.
-const refusedHint = "they run in a guest: make kernels vmdeps, then make vmbench KERNEL=6.12 ICOUNT=0 BENCH='^BenchmarkTrampoline$'"
-
-// classifyLoad tells apart the ways a load fails: errRefused when the
-// kernel said EPERM without running the verifier (empty log; as root,
-// with memory accounted by cgroup since Linux 5.11, RLIMIT_MEMLOCK is not
-// the cause), ebpf.ErrNotSupported when the kernel lacks the program type
-// or what it attaches to, and the error itself otherwise.
-func classifyLoad(err error, ps *ebpf.ProgramSpec) error {
-	if err == nil || errors.Is(err, ebpf.ErrNotSupported) {
-		return err
-	}
-	var ve *ebpf.VerifierError
-	if errors.Is(err, unix.EPERM) && !(errors.As(err, &ve) && len(ve.Log) > 0) {
-		return fmt.Errorf("%s program %s: EPERM with an empty verifier log: %w", progTypeName(ps), ps.SectionName, errRefused)
-	}
-	return err
-}
-
-// requireLoaded skips tb when the kernel refused or cannot load ps, and
-// fails it on any other error.
-func requireLoaded(tb testing.TB, err error, ps *ebpf.ProgramSpec) {
-	tb.Helper()
-	err = classifyLoad(err, ps)
-	if errors.Is(err, errRefused) {
-		probe.Skip(tb, err.Error()+"; "+refusedHint)
-	}
-	probe.Require(tb, err, fmt.Sprintf("load %s (%s)", ps.Name, ps.SectionName))
-}
-
-// progTypeName is the kernel's name for ps's program type.
-func progTypeName(ps *ebpf.ProgramSpec) string {
-	switch ps.Type {
-	case ebpf.Tracing:
-		return "BPF_PROG_TYPE_TRACING"
-	case ebpf.Extension:
-		return "BPF_PROG_TYPE_EXT"
-	case ebpf.LSM:
-		return "BPF_PROG_TYPE_LSM"
-	case ebpf.RawTracepoint:
-		return "BPF_PROG_TYPE_RAW_TRACEPOINT"
-	case ebpf.Kprobe:
-		return "BPF_PROG_TYPE_KPROBE"
-	case ebpf.TracePoint:
-		return "BPF_PROG_TYPE_TRACEPOINT"
-	case ebpf.XDP:
-		return "BPF_PROG_TYPE_XDP"
-	}
-	return ps.Type.String()
-}
-
-// tracingProbe is the error of loading a trivial fentry program, probed
-// once: every trampoline row (fentry, fexit, fmod_ret, freplace) skips on
-// it before setting anything up.
-var tracingProbe = sync.OnceValue(func() error {
-	ps := &ebpf.ProgramSpec{
-		Name: "bpfbench_probe", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFEntry,
-		AttachTo: trampHelper, SectionName: "fentry/" + trampHelper,
-		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
-		License:      "GPL",
-	}
-	p, err := ebpf.NewProgram(ps)
-	if err != nil {
-		return classifyLoad(err, ps)
-	}
-	return p.Close()
-})
-
-// requireTracing skips tb when this kernel cannot load tracing programs.
-func requireTracing(tb testing.TB) {
-	tb.Helper()
-	host.RequireRoot(tb)
-	err := tracingProbe()
-	if errors.Is(err, errRefused) {
-		probe.Skipf(tb, "no trampolines (fentry, fexit, fmod_ret, freplace) here: the probe load of a %v; %s", err, refusedHint)
-	}
-	probe.Require(tb, err, "load an fentry program")
-}
-
-// kprobePMU exists when the kernel has kprobe events (CONFIG_KPROBE_EVENTS),
-// which BPF kprobes attach through.
-const kprobePMU = "/sys/bus/event_source/devices/kprobe"
-
-func requireKprobes(tb testing.TB) {
-	tb.Helper()
-	if _, err := os.Stat(kprobePMU); errors.Is(err, fs.ErrNotExist) {
-		probe.Skipf(tb, "kprobes not built into this kernel (no %s)", kprobePMU)
-	}
 }
 
 func attachTracing(p *ebpf.Program) (link.Link, error) {
 	return link.AttachTracing(link.TracingOptions{Program: p})
 }
 
-// attachPerfTracepoint attaches p to bpf_test_run/bpf_trigger_tp through
-// a perf event and a BPF link, as libbpf does since Linux 5.15.
-func attachPerfTracepoint(p *ebpf.Program) (link.Link, error) {
-	id, err := tracepointID(trampTracepointGroup, trampTracepoint)
-	if err != nil {
-		return nil, err
-	}
-	attr := unix.PerfEventAttr{
-		Type:        unix.PERF_TYPE_TRACEPOINT,
-		Config:      id,
-		Sample_type: unix.PERF_SAMPLE_RAW,
-		Sample:      1,
-		Wakeup:      1,
-	}
-	fd, err := unix.PerfEventOpen(&attr, -1, 0, -1, unix.PERF_FLAG_FD_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("perf_event_open tracepoint %s/%s: %w", trampTracepointGroup, trampTracepoint, err)
-	}
-	l, err := link.AttachRawLink(link.RawLinkOptions{Target: fd, Program: p, Attach: ebpf.AttachPerfEvent})
-	if err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("link perf event: %w", err)
-	}
-	return &perfLink{RawLink: l, fd: fd}, nil
-}
-
-// perfLink closes its perf event with the link.
-type perfLink struct {
-	*link.RawLink
-	fd int
-}
-
-func (l *perfLink) Close() error {
-	err := l.RawLink.Close()
-	if cerr := unix.Close(l.fd); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-var tracepointIDs sync.Map
-
-// tracepointID reads the ID of a tracepoint from tracefs. Where tracefs is
-// not mounted, it mounts it in a private mount namespace of a thread that
-// ends right after, so the host's mounts never change.
-func tracepointID(group, name string) (uint64, error) {
-	key := group + "/" + name
-	if id, ok := tracepointIDs.Load(key); ok {
-		return id.(uint64), nil
-	}
-	rel := filepath.Join("events", group, name, "id")
-	read := func(dir string) (uint64, error) {
-		b, err := os.ReadFile(filepath.Join(dir, rel))
-		if err != nil {
-			return 0, err
-		}
-		return strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-	}
-	id, err := read("/sys/kernel/tracing")
-	if errors.Is(err, fs.ErrNotExist) {
-		id, err = read("/sys/kernel/debug/tracing")
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		id, err = inPrivateMounts(func() (uint64, error) {
-			if err := unix.Mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, ""); err != nil {
-				return 0, fmt.Errorf("mount tracefs in a private mount namespace: %w", err)
-			}
-			return read("/sys/kernel/tracing")
-		})
-	}
-	if err != nil {
-		return 0, fmt.Errorf("tracepoint %s: %w", key, err)
-	}
-	tracepointIDs.Store(key, id)
-	return id, nil
-}
-
-// inPrivateMounts runs fn on a thread with its own mount namespace, in
-// which no mount propagates back, and lets the thread end afterwards.
-func inPrivateMounts(fn func() (uint64, error)) (uint64, error) {
-	type result struct {
-		id  uint64
-		err error
-	}
-	ch := make(chan result)
-	go func() {
-		// Never unlocked: the thread exits with this goroutine, and its
-		// mount namespace with it.
-		runtime.LockOSThread()
-		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-			ch <- result{err: fmt.Errorf("unshare mount namespace: %w", err)}
-			return
-		}
-		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-			ch <- result{err: fmt.Errorf("make mounts private: %w", err)}
-			return
-		}
-		id, err := fn()
-		ch <- result{id, err}
-	}()
-	r := <-ch
-	return r.id, r.err
-}
-
-// trampolineCap is how many programs the kernel links to one trampoline
-// (BPF_MAX_TRAMP_LINKS: fentry, fexit and fmod_ret together), read from
-// the kernel's BTF where it is an enum, else the x86-64 value.
-var trampolineCap = sync.OnceValue(func() int {
-	spec, err := btf.LoadKernelSpec()
-	if err != nil {
-		return defaultTrampolineCap
-	}
-	for typ, err := range spec.All() {
-		if err != nil {
-			break
-		}
-		e, ok := typ.(*btf.Enum)
-		if !ok {
-			continue
-		}
-		for _, v := range e.Values {
-			if v.Name == "BPF_MAX_TRAMP_LINKS" {
-				return int(v.Value)
-			}
-		}
-	}
-	// Not in BTF: a #define, BPF_MAX_TRAMP_LINKS (38) from 5.19 on, and
-	// BPF_MAX_TRAMP_PROGS (40) before (5.10 links a 39th program).
-	var u unix.Utsname
-	var major, minor int
-	if unix.Uname(&u) == nil {
-		fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor)
-		if major > 0 && (major < 5 || major == 5 && minor < 19) {
-			return 40
-		}
-	}
-	return defaultTrampolineCap
-})
-
-// TestTrampolineClassifyLoad: only EPERM without a verifier log is taken
-// for a refusal; a missing feature and every other error keep their kind.
-func TestTrampolineClassifyLoad(t *testing.T) {
-	ps := &ebpf.ProgramSpec{Type: ebpf.Tracing, SectionName: "fentry/" + trampHelper}
-	for _, tc := range []struct {
-		name                 string
-		err                  error
-		refused, unsupported bool
-	}{
-		{"eperm, no log", fmt.Errorf("load program: %w (MEMLOCK may be too low)", unix.EPERM), true, false},
-		{"eperm, verifier log", &ebpf.VerifierError{Cause: unix.EPERM, Log: []string{"0: (b7) r0 = 0", "R1 is invalid"}}, false, false},
-		{"eperm, empty verifier log", &ebpf.VerifierError{Cause: unix.EPERM}, true, false},
-		{"not supported", fmt.Errorf("load: %w", ebpf.ErrNotSupported), false, true},
-		{"einval", fmt.Errorf("load: %w", unix.EINVAL), false, false},
-	} {
-		got := classifyLoad(tc.err, ps)
-		if errors.Is(got, errRefused) != tc.refused || errors.Is(got, ebpf.ErrNotSupported) != tc.unsupported {
-			t.Errorf("%s: classified as %v; want refused=%v unsupported=%v", tc.name, got, tc.refused, tc.unsupported)
-		}
-		if tc.refused && !strings.Contains(got.Error(), "BPF_PROG_TYPE_TRACING program fentry/"+trampHelper+": EPERM") {
-			t.Errorf("%s: %q does not name the program type, the program and the errno", tc.name, got)
-		}
-		if !tc.refused && !errors.Is(got, tc.err) {
-			t.Errorf("%s: classifyLoad changed the error to %v", tc.name, got)
-		}
-	}
-	if classifyLoad(nil, ps) != nil {
-		t.Error("classifyLoad(nil) is not nil")
-	}
+// requireTracefs makes tracefs reachable for the row's perf tracepoint,
+// whose ID link.Tracepoint reads from it.
+func requireTracefs(tb testing.TB) {
+	tb.Helper()
+	probe.Require(tb, host.Tracefs(tb), "mount tracefs")
 }
 
 // TestTrampolineDriverCounts runs the kernel-function driver as the
@@ -714,10 +453,10 @@ func TestTrampolineDriverCounts(t *testing.T) {
 // TestTrampolineCap: the kernel links BPF_MAX_TRAMP_LINKS programs to one
 // trampoline, runs every one of them, and refuses one more with E2BIG.
 func TestTrampolineCap(t *testing.T) {
-	requireTracing(t)
+	probe.RequireTracing(t)
 	f := newTrampolineFamily(t)
 	tgt := f.load(t, "target", nil)
-	n := trampolineCap()
+	n := probe.TrampolineCap()
 	for i := 0; i <= n; i++ {
 		prog := "on_entry"
 		if i%2 == 1 {
@@ -758,7 +497,7 @@ func TestTrampolineCap(t *testing.T) {
 // stub nothing replaced returns the dispatcher's own value and the chain
 // goes on too; the inlined program does the same work.
 func TestTrampolineFreplaceChain(t *testing.T) {
-	requireTracing(t)
+	probe.RequireTracing(t)
 	f := newTrampolineFamily(t)
 	const stubs, replaced = 4, 3
 	setN := func(cs *ebpf.CollectionSpec) {

@@ -22,6 +22,7 @@ type Snapshot struct {
 	Links      int               // BPF links, of any type
 	HostXDP    []string          // host-namespace devices with an XDP program
 	Sysctls    map[string]string // the sysctls the suite may change
+	Tracefs    []string          // where tracefs is mounted
 }
 
 // SnapshotSysctls are the sysctls Snapshot reads.
@@ -65,6 +66,9 @@ func TakeSnapshot() (Snapshot, error) {
 			return s, err
 		}
 		s.Sysctls[name] = strings.TrimSpace(string(v))
+	}
+	if s.Tracefs, err = tracefsMounts(); err != nil {
+		return s, err
 	}
 	return s, nil
 }
@@ -133,6 +137,9 @@ func (s Snapshot) Diff(t Snapshot) string {
 		if s.Sysctls[name] != t.Sysctls[name] {
 			d = append(d, fmt.Sprintf("%s %s -> %s", name, s.Sysctls[name], t.Sysctls[name]))
 		}
+	}
+	if !slices.Equal(s.Tracefs, t.Tracefs) {
+		d = append(d, fmt.Sprintf("tracefs mounts %v -> %v", s.Tracefs, t.Tracefs))
 	}
 	return strings.Join(d, "; ")
 }

@@ -1,0 +1,179 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"testing"
+
+	"bpfbench/bpf/host"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+	"golang.org/x/sys/unix"
+)
+
+// ErrRefused marks a program load the kernel refused before verifying the
+// program: a policy of this machine, not a missing feature.
+var ErrRefused = errors.New("the kernel refused the load before verification (host policy), not a missing feature")
+
+// refusedHint says where refused programs run: a kernel booted in QEMU
+// around the test binary, whose policy allows them.
+const refusedHint = "they run in a guest: make kernels vmdeps, then make vmbench KERNEL=6.12 ICOUNT=0 BENCH='^BenchmarkTrampoline$'"
+
+// ClassifyLoad tells apart the ways loading ps fails: ErrRefused when the
+// kernel said EPERM without running the verifier (empty log; as root,
+// with memory accounted by cgroup since Linux 5.11, RLIMIT_MEMLOCK is not
+// the cause), ebpf.ErrNotSupported when the kernel lacks the program type
+// or what it attaches to, and the error itself otherwise.
+func ClassifyLoad(err error, ps *ebpf.ProgramSpec) error {
+	if err == nil || errors.Is(err, ebpf.ErrNotSupported) {
+		return err
+	}
+	var ve *ebpf.VerifierError
+	if errors.Is(err, unix.EPERM) && !(errors.As(err, &ve) && len(ve.Log) > 0) {
+		return fmt.Errorf("%s program %s: EPERM with an empty verifier log: %w", progTypeName(ps), ps.SectionName, ErrRefused)
+	}
+	return err
+}
+
+// RequireLoaded skips tb when the kernel refused or cannot load ps, err
+// being the error of loading it, and fails it on any other error.
+func RequireLoaded(tb testing.TB, err error, ps *ebpf.ProgramSpec) {
+	tb.Helper()
+	err = ClassifyLoad(err, ps)
+	if errors.Is(err, ErrRefused) {
+		Skip(tb, err.Error()+"; "+refusedHint)
+	}
+	Require(tb, err, fmt.Sprintf("load %s (%s)", ps.Name, ps.SectionName))
+}
+
+// progTypeName is the kernel's name for ps's program type.
+func progTypeName(ps *ebpf.ProgramSpec) string {
+	switch ps.Type {
+	case ebpf.Tracing:
+		return "BPF_PROG_TYPE_TRACING"
+	case ebpf.Extension:
+		return "BPF_PROG_TYPE_EXT"
+	case ebpf.LSM:
+		return "BPF_PROG_TYPE_LSM"
+	case ebpf.RawTracepoint:
+		return "BPF_PROG_TYPE_RAW_TRACEPOINT"
+	case ebpf.Kprobe:
+		return "BPF_PROG_TYPE_KPROBE"
+	case ebpf.TracePoint:
+		return "BPF_PROG_TYPE_TRACEPOINT"
+	case ebpf.XDP:
+		return "BPF_PROG_TYPE_XDP"
+	}
+	return ps.Type.String()
+}
+
+// tracingTarget is the kernel function the tracing probe attaches to: the
+// helper the selftests' trigger benchmark hooks, in every kernel.
+const tracingTarget = "bpf_get_numa_node_id"
+
+// tracingProbe is the error of loading a trivial fentry program, probed
+// once: every trampoline row (fentry, fexit, fmod_ret, freplace) skips on
+// it before setting anything up.
+var tracingProbe = sync.OnceValue(func() error {
+	ps := &ebpf.ProgramSpec{
+		Name: "bpfbench_probe", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFEntry,
+		AttachTo: tracingTarget, SectionName: "fentry/" + tracingTarget,
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
+		License:      "GPL",
+	}
+	p, err := ebpf.NewProgram(ps)
+	if err != nil {
+		return ClassifyLoad(err, ps)
+	}
+	return p.Close()
+})
+
+// RequireTracing skips tb when this kernel cannot load tracing programs
+// (BPF_PROG_TYPE_TRACING: fentry and fexit since Linux 5.5, fmod_ret 5.7,
+// freplace 5.6), naming the refusal where the kernel refused the probe's
+// load, and fails it when the probe fails otherwise.
+func RequireTracing(tb testing.TB) {
+	tb.Helper()
+	host.RequireRoot(tb)
+	err := tracingProbe()
+	if errors.Is(err, ErrRefused) {
+		Skipf(tb, "no trampolines (fentry, fexit, fmod_ret, freplace) here: the probe load of a %v; %s", err, refusedHint)
+	}
+	Require(tb, err, "load an fentry program")
+}
+
+// kprobePMU exists when the kernel has kprobe events (CONFIG_KPROBE_EVENTS),
+// which BPF kprobes attach through.
+const kprobePMU = "/sys/bus/event_source/devices/kprobe"
+
+// RequireKprobes skips tb when the kernel has no kprobe events.
+func RequireKprobes(tb testing.TB) {
+	tb.Helper()
+	if _, err := os.Stat(kprobePMU); errors.Is(err, fs.ErrNotExist) {
+		Skipf(tb, "kprobes not built into this kernel (no %s)", kprobePMU)
+	}
+}
+
+// HaveKfunc reports whether the kernel's BTF (vmlinux's, not a module's)
+// has the function name, which a program needs to call it as a kfunc: an
+// error wrapping ebpf.ErrNotSupported when it does not.
+func HaveKfunc(name string) error {
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		return fmt.Errorf("kfunc %s: load kernel BTF: %w", name, err)
+	}
+	var fn *btf.Func
+	err = spec.TypeByName(name, &fn)
+	if errors.Is(err, btf.ErrNotFound) {
+		return fmt.Errorf("kfunc %s not in the kernel's BTF: %w", name, ebpf.ErrNotSupported)
+	}
+	if err != nil {
+		return fmt.Errorf("kfunc %s: %w", name, err)
+	}
+	return nil
+}
+
+// defaultTrampolineCap is BPF_MAX_TRAMP_LINKS on x86-64
+// (include/linux/bpf.h), for kernels whose BTF does not carry it (it became
+// an enum in Linux 6.4).
+const defaultTrampolineCap = 38
+
+// TrampolineCap is how many programs the kernel links to one trampoline
+// (BPF_MAX_TRAMP_LINKS: fentry, fexit and fmod_ret together), read from
+// the kernel's BTF where it is an enum, else the x86-64 value.
+var TrampolineCap = sync.OnceValue(func() int {
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		return defaultTrampolineCap
+	}
+	for typ, err := range spec.All() {
+		if err != nil {
+			break
+		}
+		e, ok := typ.(*btf.Enum)
+		if !ok {
+			continue
+		}
+		for _, v := range e.Values {
+			if v.Name == "BPF_MAX_TRAMP_LINKS" {
+				return int(v.Value)
+			}
+		}
+	}
+	// Not in BTF: a #define, BPF_MAX_TRAMP_LINKS (38) from 5.19 on, and
+	// BPF_MAX_TRAMP_PROGS (40) before (5.10 links a 39th program).
+	var u unix.Utsname
+	var major, minor int
+	if unix.Uname(&u) == nil {
+		fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor)
+		if major > 0 && (major < 5 || major == 5 && minor < 19) {
+			return 40
+		}
+	}
+	return defaultTrampolineCap
+})
