@@ -76,8 +76,12 @@ var trampHooks = []trampHook{
 		return link.AttachRawTracepoint(link.RawTracepointOptions{Name: trampTracepoint, Program: p})
 	}},
 	{target: "kfunc", attach: "tp_btf", prog: "kfunc_tp_btf", link: attachTracing},
-	{target: "kfunc", attach: "tp", prog: "kfunc_tp", require: requireTracefs, link: func(p *ebpf.Program) (link.Link, error) {
-		return link.Tracepoint(trampTracepointGroup, trampTracepoint, p, nil)
+	{target: "kfunc", attach: "tp", prog: "kfunc_tp", link: func(p *ebpf.Program) (l link.Link, err error) {
+		err = host.WithTracefs(func() error {
+			l, err = link.Tracepoint(trampTracepointGroup, trampTracepoint, p, nil)
+			return err
+		})
+		return l, err
 	}},
 	{target: "kfunc", attach: "fmod_ret", prog: "kfunc_fmod_ret", require: probe.RequireTracing, link: attachTracing},
 }
@@ -406,13 +410,6 @@ func (f *trampolineFamily) driver(tb testing.TB, target string) *ebpf.Program {
 
 func attachTracing(p *ebpf.Program) (link.Link, error) {
 	return link.AttachTracing(link.TracingOptions{Program: p})
-}
-
-// requireTracefs makes tracefs reachable for the row's perf tracepoint,
-// whose ID link.Tracepoint reads from it.
-func requireTracefs(tb testing.TB) {
-	tb.Helper()
-	probe.Require(tb, host.Tracefs(tb), "mount tracefs")
 }
 
 // TestTrampolineDriverCounts runs the kernel-function driver as the

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
-	"testing"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
@@ -16,33 +16,46 @@ import (
 // tracefsDir is tracefs's own mount point, which sysfs provides (Linux 4.1).
 const tracefsDir = "/sys/kernel/tracing"
 
-// Tracefs makes tracefs reachable for as long as tb runs, at one of the
-// places cilium/ebpf looks for it to read a tracepoint's ID
-// (link.Tracepoint): where neither /sys/kernel/tracing nor
-// /sys/kernel/debug/tracing has it, as in containers that mount neither,
-// it mounts tracefs at /sys/kernel/tracing and unmounts it when tb ends.
-// cilium/ebpf looks for tracefs once per process, so call Tracefs before
-// the first attach. The mount is not journaled: a run killed meanwhile
-// leaves tracefs mounted where the kernel meant it to be. It returns an error wrapping ebpf.ErrNotSupported
-// when the kernel has no tracefs.
-func Tracefs(tb testing.TB) error {
-	tb.Helper()
+// WithTracefs runs fn where tracefs is reachable at one of the places
+// cilium/ebpf looks for it to read a tracepoint's ID (link.Tracepoint).
+// Where neither /sys/kernel/tracing nor /sys/kernel/debug/tracing has it,
+// as in containers that mount neither, fn runs on a thread of its own in
+// a private mount namespace with tracefs mounted at /sys/kernel/tracing:
+// the mount dies with the thread, so nothing is left to undo, even after
+// a kill. cilium/ebpf looks for tracefs once per process, so every call
+// that reads tracefs must go through WithTracefs. It returns an error
+// wrapping ebpf.ErrNotSupported when the kernel has no tracefs.
+func WithTracefs(fn func() error) error {
 	if tracefsReachable() {
-		return nil
+		return fn()
+	}
+	ch := make(chan error)
+	go func() {
+		// Never unlocked: the thread exits with this goroutine, and its
+		// mount namespace with it.
+		runtime.LockOSThread()
+		ch <- inPrivateTracefs(fn)
+	}()
+	return <-ch
+}
+
+// inPrivateTracefs moves the calling thread to a mount namespace of its
+// own, mounts tracefs there and runs fn.
+func inPrivateTracefs(fn func() error) error {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("unshare mount namespace: %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
 	}
 	err := unix.Mount("tracefs", tracefsDir, "tracefs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 	if errors.Is(err, unix.ENODEV) || errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("mount tracefs at %s: %w (CONFIG_TRACING): %w", tracefsDir, err, ebpf.ErrNotSupported)
 	}
 	if err != nil {
-		return fmt.Errorf("mount tracefs at %s: %w", tracefsDir, err)
+		return fmt.Errorf("mount tracefs at %s in a private mount namespace: %w", tracefsDir, err)
 	}
-	tb.Cleanup(func() {
-		if err := unix.Unmount(tracefsDir, unix.MNT_DETACH); err != nil {
-			tb.Errorf("unmount tracefs at %s: %v", tracefsDir, err)
-		}
-	})
-	return nil
+	return fn()
 }
 
 // tracefsReachable says whether tracefs is mounted at its own place, or
@@ -56,10 +69,12 @@ func tracefsReachable() bool {
 	return unix.Statfs("/sys/kernel/debug/tracing", &st) == nil && (st.Type == unix.TRACEFS_MAGIC || st.Type == unix.DEBUGFS_MAGIC)
 }
 
-// tracefsMounts lists the mount points of tracefs in this process's mount
-// namespace, sorted.
+// tracefsMounts lists the mount points of tracefs in the calling thread's
+// mount namespace, sorted: the thread's, since a thread that ran
+// WithTracefs's private namespace and cannot exit (Go keeps the main
+// thread) stays in it, and /proc/self is the main thread.
 func tracefsMounts() ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	f, err := os.Open("/proc/thread-self/mountinfo")
 	if err != nil {
 		return nil, err
 	}

@@ -5,22 +5,21 @@ import (
 	"testing"
 )
 
-// TestTracefs: inside a test that asked for it, tracefs is reachable; once
-// that test ends, the mounts are as they were.
-func TestTracefs(t *testing.T) {
+// TestWithTracefs: inside WithTracefs tracefs is reachable; after it, the
+// process's mounts are as they were.
+func TestWithTracefs(t *testing.T) {
 	RequireRoot(t)
 	before, err := tracefsMounts()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("mounted", func(t *testing.T) {
-		if err := Tracefs(t); err != nil {
-			t.Fatal(err)
-		}
-		if !tracefsReachable() {
-			t.Fatal("Tracefs returned, but tracefs is not reachable")
-		}
-	})
+	reached := false
+	if err := WithTracefs(func() error { reached = tracefsReachable(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !reached {
+		t.Error("tracefs was not reachable inside WithTracefs")
+	}
 	after, err := tracefsMounts()
 	if err != nil {
 		t.Fatal(err)
