@@ -8,7 +8,6 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
-	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
 	"github.com/cilium/ebpf"
@@ -42,8 +41,11 @@ type callFamily struct {
 }
 
 // callLoad is one load of progs/call.c: its programs, program arrays and
-// counters.
-type callLoad struct{ *ebpf.Collection }
+// counters, and the length each program array's chain has (by kind).
+type callLoad struct {
+	*ebpf.Collection
+	chains map[string]int
+}
 
 func newCallFamily(tb testing.TB) *callFamily {
 	tb.Helper()
@@ -59,7 +61,7 @@ func newCallFamily(tb testing.TB) *callFamily {
 			tb.Fatalf("load call programs: %v", err)
 		}
 		tb.Cleanup(coll.Close)
-		f.layouts = append(f.layouts, &callLoad{coll})
+		f.layouts = append(f.layouts, &callLoad{Collection: coll, chains: map[string]int{}})
 	}
 	f.coll = f.layouts[0]
 	if f.frame, err = bpf.UDPFrame(64); err != nil {
@@ -109,51 +111,87 @@ func (f *callFamily) setChain(tb testing.TB, call string, n int) {
 
 func (c *callLoad) setChain(tb testing.TB, call string, n int) {
 	tb.Helper()
+	if err := c.chain(call, n); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// chain makes call's program array hold a chain of n tail calls, if it
+// does not already.
+func (c *callLoad) chain(call string, n int) error {
 	k := kind(call)
+	if c.chains[k] == n {
+		return nil
+	}
 	m := c.Maps["chain_"+k]
 	if m == nil {
-		tb.Fatalf("progs/call.c has no map chain_%s", k)
+		return fmt.Errorf("progs/call.c has no map chain_%s", k)
 	}
 	if n < 1 || n > maxChain {
-		tb.Fatalf("chain of %d tail calls: want 1 to %d", n, maxChain)
+		return fmt.Errorf("chain of %d tail calls: want 1 to %d", n, maxChain)
 	}
+	delete(c.chains, k)
 	for slot := range maxChain {
 		var err error
 		switch {
 		case slot < n-1:
-			err = m.Put(uint32(slot), c.prog(tb, fmt.Sprintf("hop_%s_%d", k, slot)))
+			err = c.put(m, slot, fmt.Sprintf("hop_%s_%d", k, slot))
 		case slot == n-1:
-			err = m.Put(uint32(slot), c.prog(tb, "end_"+k))
+			err = c.put(m, slot, "end_"+k)
 		default:
 			if err = m.Delete(uint32(slot)); errors.Is(err, ebpf.ErrKeyNotExist) {
 				err = nil
 			}
 		}
 		if err != nil {
-			tb.Fatalf("set slot %d of chain_%s for %d tail calls: %v", slot, k, n, err)
+			return fmt.Errorf("set slot %d of chain_%s for %d tail calls: %w", slot, k, n, err)
 		}
 	}
+	c.chains[k] = n
+	return nil
 }
 
-// loop returns the test_run loop of variant call in every load: its entry
-// program held in the dispatcher, its run counter (tail_runs for the tail
-// call entries, so the hop count can be checked against the baseline's
-// runs).
-func (f *callFamily) loop(tb testing.TB, call string) *measure.Loop {
+func (c *callLoad) put(m *ebpf.Map, slot int, prog string) error {
+	p := c.Programs[prog]
+	if p == nil {
+		return fmt.Errorf("progs/call.c has no program %s", prog)
+	}
+	return m.Put(uint32(slot), p)
+}
+
+// loop returns the test_run loop of variant call with hops calls in every
+// load: its entry program held in the dispatcher, its chain of tail calls
+// set before each measurement (outside the timed region, where the direct
+// kind's JITed jumps are patched), its run counter (tail_runs for the
+// tail call entries), and the hops counter, which must count hops per
+// run: a broken chain cannot pass for a fast one.
+func (f *callFamily) loop(tb testing.TB, call string, hops int) *measure.Loop {
 	tb.Helper()
 	entry, runs := "inline_entry", "runs"
+	tail := false
 	switch call {
 	case "inline":
 	case "bpf2bpf":
 		entry = "bpf2bpf_entry"
 	case "tailcall", "tailcall-direct":
-		entry, runs = "tail_entry_"+kind(call), "tail_runs"
+		entry, runs, tail = "tail_entry_"+kind(call), "tail_runs", true
 	default:
 		tb.Fatalf("unknown call variant %s", call)
 	}
 	return withLayouts(f.layouts, func(c *callLoad) *measure.Loop {
 		p := c.prog(tb, entry)
-		return &measure.Loop{Prog: p, Data: f.frame, Runs: c.variable(tb, runs), Switch: f.holder.Held(p)}
+		held := f.holder.Held(p)
+		l := &measure.Loop{Prog: p, Data: f.frame, Runs: c.variable(tb, runs), Switch: held,
+			Counters: []measure.Counter{{Name: "hops", Var: c.variable(tb, "hops"), PerRepeat: uint64(hops)}}}
+		if tail {
+			l.Switch = func() error {
+				if err := c.chain(call, hops); err != nil {
+					return err
+				}
+				return held()
+			}
+		}
+		return l
 	})
 }
 
@@ -207,34 +245,31 @@ func (f *callFamily) counters(tb testing.TB) (runs, tailRuns, hops uint64) {
 //
 // Besides ns/op and delta-ns/op (against inline), each variant reports
 // ns/call, its delta divided by hops; the per-hop increment is the slope
-// of ns/op over hops. After each variant the suite checks that every run
-// did its work once per hop (the hops counter), so a broken chain cannot
-// pass for a fast one.
+// of ns/op over hops. Every measurement checks that every run did its
+// work once per hop (the hops counter), so a broken chain cannot pass for
+// a fast one. The rows are measured together (measure.Family), each
+// setting its chain before its calls.
 func BenchmarkCall(b *testing.B) {
 	f := newCallFamily(b)
-	base := f.loop(b, "inline")
+	var rows []measure.Row
 	for _, v := range callVariants {
-		probe.Run(b, fmt.Sprintf("call=%s/hops=%d", v.call, v.hops), func(b *testing.B) {
-			if v.call == "tailcall" || v.call == "tailcall-direct" {
-				f.setChain(b, v.call, v.hops)
+		// Each row has its own loops: a loop keeps its layout and its
+		// recent short calls, and the rows' rounds interleave.
+		row := measure.Row{Name: fmt.Sprintf("call=%s/hops=%d", v.call, v.hops)}
+		if measure.Selected(b, row.Name) {
+			row.V = f.loop(b, v.call, v.hops)
+			if v.call != "inline" {
+				row.Base = f.loop(b, "inline", 1)
+				row.Report = func(b *testing.B, r measure.Result) {
+					if r.HaveDelta {
+						measure.Report(b, r.Delta.Value/float64(v.hops), "ns/call")
+					}
+				}
 			}
-			loop := f.loop(b, v.call)
-			runs0, tail0, hops0 := f.counters(b)
-			var r measure.Result
-			if v.call == "inline" {
-				r = measure.Bench(b, loop, nil, benchOptions())
-			} else {
-				r = measure.Bench(b, loop, base, benchOptions())
-			}
-			runs1, tail1, hops1 := f.counters(b)
-			if err := checkHops(runs1-runs0, tail1-tail0, hops1-hops0, v.call, v.hops); err != nil {
-				b.Fatal(err)
-			}
-			if r.HaveDelta {
-				measure.Report(b, r.Delta.Value/float64(v.hops), "ns/call")
-			}
-		})
+		}
+		rows = append(rows, row)
 	}
+	measure.Family(b, benchOptions(), rows)
 }
 
 // checkHops checks that the work ran once per run of the inline and
@@ -265,7 +300,7 @@ func TestCallChains(t *testing.T) {
 		if v.call == "tailcall" || v.call == "tailcall-direct" {
 			f.setChain(t, v.call, v.hops)
 		}
-		l := f.loop(t, v.call)
+		l := f.loop(t, v.call, v.hops)
 		if err := l.Switch(); err != nil {
 			t.Fatal(err)
 		}
@@ -289,7 +324,7 @@ func TestCallChains(t *testing.T) {
 	if err := f.coll.Maps["chain_var"].Delete(uint32(2)); err != nil {
 		t.Fatal(err)
 	}
-	l := f.loop(t, "tailcall")
+	l := f.loop(t, "tailcall", 4)
 	runs0, tail0, hops0 := f.counters(t)
 	if _, err := l.Prog.Run(&ebpf.RunOptions{Data: f.frame, Repeat: 10}); err != nil {
 		t.Fatal(err)
@@ -297,5 +332,13 @@ func TestCallChains(t *testing.T) {
 	runs1, tail1, hops1 := f.counters(t)
 	if err := checkHops(runs1-runs0, tail1-tail0, hops1-hops0, "tailcall", 4); err == nil {
 		t.Error("a chain broken at slot 2 passed the hop check")
+	}
+	// The benchmark's own check, the hops counter of every measurement.
+	err := measure.Pinned(benchOptions().CPU, func() error {
+		_, err := l.Measure(10000)
+		return err
+	})
+	if !errors.Is(err, measure.ErrRunCount) {
+		t.Errorf("measuring a chain broken at slot 2: %v, want %v", err, measure.ErrRunCount)
 	}
 }
