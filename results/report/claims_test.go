@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"bpfbench/results/stat"
 )
 
 // committed reads the results files committed under results/, which hold
@@ -119,7 +121,7 @@ func TestCommittedResultsJudged(t *testing.T) {
 			if !o.Verdict.judged() {
 				t.Errorf("claim %s on %s: %v (%s), want a verdict", id, f.Stem(), o.Verdict, o.Reason)
 			}
-			if (f == single) != (o.Estimate.Caveat == caveatOneRun) {
+			if (f == single) != (o.Estimate.Caveat == stat.CaveatOneRun) {
 				t.Errorf("claim %s on %s: caveat %q", id, f.Stem(), o.Estimate.Caveat)
 			}
 		}

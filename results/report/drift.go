@@ -11,6 +11,8 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
+
+	"bpfbench/results/stat"
 )
 
 // A Drift is how far the rows of two results files moved together in one
@@ -117,11 +119,11 @@ func Drifts(a, b *File, unit string, floor *Floor) (s Drift, ok bool) {
 		if len(av) == 0 || len(bv) == 0 {
 			continue
 		}
-		ma := median(av)
+		ma := stat.Median(av)
 		if !(ma > 0) {
 			continue
 		}
-		rows = append(rows, row{name, av, bv, median(bv)/ma - 1})
+		rows = append(rows, row{name, av, bv, stat.Median(bv)/ma - 1})
 	}
 	if len(rows) == 0 {
 		return s, false
@@ -196,8 +198,6 @@ func contendedRuns(f *File) (n, all int) {
 	}
 	return n, all
 }
-
-func median(vs []float64) float64 { return stats.Sample{Xs: vs}.Quantile(0.5) }
 
 // driftUnits are the units a shift is reported in, where the files have
 // them: cycles/op first, the one to compare across runs on a VM; ns/op,

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"text/tabwriter"
+
+	"bpfbench/results/stat"
 )
 
 // Instruction counts compare as counts: a row of a virt: tcg-icount file
@@ -38,7 +40,7 @@ func Counts(a, b *File, unit string) []countRow {
 		if len(av) == 0 || len(bv) == 0 {
 			continue
 		}
-		r := countRow{Name: name, A: median(av), B: median(bv),
+		r := countRow{Name: name, A: stat.Median(av), B: stat.Median(bv),
 			Exact:  kernelTimed(a.Runs[name]) && kernelTimed(b.Runs[name]),
 			Spread: math.Max(spread(av), spread(bv))}
 		rows = append(rows, r)
@@ -56,7 +58,7 @@ func spread(vs []float64) float64 {
 	if len(vs) < 2 {
 		return 0
 	}
-	m := math.Abs(median(vs))
+	m := math.Abs(stat.Median(vs))
 	if m == 0 {
 		return 0
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"bpfbench/results/stat"
 )
 
 // writeFile writes a results file into a temporary directory.
@@ -110,7 +112,7 @@ func TestOneRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := Evaluate(&claims[0], []*File{f})[0]
-	if o.Claim.ID != "1.1" || o.Verdict != Within || o.Estimate.Caveat != caveatOneRun {
+	if o.Claim.ID != "1.1" || o.Verdict != Within || o.Estimate.Caveat != stat.CaveatOneRun {
 		t.Fatalf("claim %s from one run: %v, caveat %q", o.Claim.ID, o.Verdict, o.Estimate.Caveat)
 	}
 	var out bytes.Buffer

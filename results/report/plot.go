@@ -19,6 +19,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"bpfbench/results/stat"
 )
 
 // Plots draws, for the families f has data for, the curves the claims
@@ -220,7 +222,7 @@ func (fig figure) render() ([]byte, error) {
 // A point is one sub-benchmark's estimate at an x position.
 type point struct {
 	x float64
-	e Estimate
+	e stat.Estimate
 }
 
 type points []point
@@ -229,7 +231,7 @@ func (ps points) Len() int                    { return len(ps) }
 func (ps points) XY(i int) (float64, float64) { return ps[i].x, ps[i].e.Center }
 func (ps points) YError(i int) (float64, float64) {
 	e := ps[i].e
-	if !e.finite() {
+	if !e.Finite() {
 		return 0, 0
 	}
 	return e.Center - e.Lo, e.Hi - e.Center
@@ -357,16 +359,16 @@ func (trimmedTicks) Ticks(min, max float64) []plot.Tick {
 }
 
 // estimate summarises one sub-benchmark's unit in f, or reports false.
-func estimate(f *File, name, unit string) (Estimate, bool) {
+func estimate(f *File, name, unit string) (stat.Estimate, bool) {
 	runs := f.Runs[name]
 	xs, within := values(runs, unit), values(runs, ci95Units[unit])
 	if len(xs) == 0 {
-		return Estimate{}, false
+		return stat.Estimate{}, false
 	}
 	if len(within) != len(xs) {
 		within = nil
 	}
-	return Summarize(xs, within), true
+	return stat.Summarize(xs, within), true
 }
 
 // names returns f's sub-benchmarks of family satisfying keep.
@@ -455,7 +457,7 @@ func dispatcherPlots(f *File) (figure, error) {
 					measured++
 				} else if panel.unit == "delta-ns/op" && fn == "none" {
 					// The baseline has no delta: it is 0 by definition.
-					e, ok = Estimate{Method: "baseline"}, true
+					e, ok = stat.Estimate{Method: "baseline"}, true
 				}
 				if ok {
 					s.pts = append(s.pts, point{x + off, e})
@@ -567,7 +569,7 @@ func curvePlots(c curve) func(*File) (figure, error) {
 				if e, ok := estimate(f, zero[0].String(), panel.unit); ok {
 					base = &point{0, e}
 				} else if panel.unit == "delta-ns/op" {
-					base = &point{0, Estimate{Method: "baseline"}}
+					base = &point{0, stat.Estimate{Method: "baseline"}}
 				}
 			}
 			bySeries := map[string]*series{}
@@ -628,7 +630,7 @@ func curvePlots(c curve) func(*File) (figure, error) {
 func attachPlots(f *File) (figure, error) {
 	type bar struct {
 		label string
-		e     Estimate
+		e     stat.Estimate
 	}
 	rows := names(f, "BenchmarkAttach", func(Name) bool { return true })
 	if len(rows) == 0 {
@@ -722,7 +724,7 @@ func attachPlots(f *File) (figure, error) {
 		hi := 0.0
 		for _, b := range bars {
 			hi = math.Max(hi, b.e.Center)
-			if b.e.finite() {
+			if b.e.Finite() {
 				hi = math.Max(hi, b.e.Hi)
 			}
 		}

@@ -8,7 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"bpfbench/results/stat"
 )
 
 // The conversion the dispatcher thread's reviewer used, on the figures
@@ -41,23 +42,23 @@ func TestDecide(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		p    Published
-		e    Estimate
+		e    stat.Estimate
 		want Verdict
 	}{
-		{"effect inside", effect, Estimate{Center: 10, Lo: 9.5, Hi: 10.5}, Within},
-		{"effect overlapping", effect, Estimate{Center: 8.5, Lo: 8, Hi: 9.1}, Overlaps},
-		{"effect wider than the range", effect, Estimate{Center: 10, Lo: 8, Hi: 12}, Overlaps},
-		{"effect below", effect, Estimate{Center: 8.6, Lo: 8.1, Hi: 8.9}, Outside},
-		{"effect above", effect, Estimate{Center: 12, Lo: 11.5, Hi: 12.5}, Outside},
-		{"effect CI includes 0", Published{Value: 1.2, Lo: 0, Hi: 2.5}, Estimate{Center: 0.8, Lo: -0.2, Hi: 1.8}, CannotTell},
-		{"effect CI includes 0 inside the range", Published{Value: 1.2, Lo: -0.1, Hi: 2.5}, Estimate{Center: 0.1, Lo: -0.05, Hi: 0.3}, CannotTell},
-		{"effect without CI", effect, Estimate{Center: 10, Lo: -inf, Hi: inf}, NoInterval},
-		{"negative effect inside", faster, Estimate{Center: -5, Lo: -5.2, Hi: -4.8}, Within},
-		{"negative effect, CI includes 0", faster, Estimate{Center: -4, Lo: -8, Hi: 0.5}, CannotTell},
-		{"no effect, CI inside", none, Estimate{Center: 0.1, Lo: -0.2, Hi: 0.4}, Within},
-		{"no effect, CI too wide", none, Estimate{Center: 0.1, Lo: -2, Hi: 2}, Overlaps},
-		{"no effect, without CI", none, Estimate{Center: 0.1, Lo: -inf, Hi: inf}, NoInterval},
-		{"no effect, CI away", none, Estimate{Center: 3, Lo: 2, Hi: 4}, Outside},
+		{"effect inside", effect, stat.Estimate{Center: 10, Lo: 9.5, Hi: 10.5}, Within},
+		{"effect overlapping", effect, stat.Estimate{Center: 8.5, Lo: 8, Hi: 9.1}, Overlaps},
+		{"effect wider than the range", effect, stat.Estimate{Center: 10, Lo: 8, Hi: 12}, Overlaps},
+		{"effect below", effect, stat.Estimate{Center: 8.6, Lo: 8.1, Hi: 8.9}, Outside},
+		{"effect above", effect, stat.Estimate{Center: 12, Lo: 11.5, Hi: 12.5}, Outside},
+		{"effect CI includes 0", Published{Value: 1.2, Lo: 0, Hi: 2.5}, stat.Estimate{Center: 0.8, Lo: -0.2, Hi: 1.8}, CannotTell},
+		{"effect CI includes 0 inside the range", Published{Value: 1.2, Lo: -0.1, Hi: 2.5}, stat.Estimate{Center: 0.1, Lo: -0.05, Hi: 0.3}, CannotTell},
+		{"effect without CI", effect, stat.Estimate{Center: 10, Lo: -inf, Hi: inf}, NoInterval},
+		{"negative effect inside", faster, stat.Estimate{Center: -5, Lo: -5.2, Hi: -4.8}, Within},
+		{"negative effect, CI includes 0", faster, stat.Estimate{Center: -4, Lo: -8, Hi: 0.5}, CannotTell},
+		{"no effect, CI inside", none, stat.Estimate{Center: 0.1, Lo: -0.2, Hi: 0.4}, Within},
+		{"no effect, CI too wide", none, stat.Estimate{Center: 0.1, Lo: -2, Hi: 2}, Overlaps},
+		{"no effect, without CI", none, stat.Estimate{Center: 0.1, Lo: -inf, Hi: inf}, NoInterval},
+		{"no effect, CI away", none, stat.Estimate{Center: 3, Lo: 2, Hi: 4}, Outside},
 	} {
 		if got, why := Decide(c.p, c.e); got != c.want {
 			t.Errorf("%s: %v (%s), want %v", c.name, got, why, c.want)
@@ -70,18 +71,18 @@ func TestDecideShape(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		change Change
-		e      Estimate
+		e      stat.Estimate
 		old    float64
 		want   Verdict
 	}{
-		{"shorter", Shorter, Estimate{Center: -16, Lo: -17, Hi: -15}, 260, InShape},
-		{"longer", Shorter, Estimate{Center: 12, Lo: 11, Hi: 13}, 250, NotInShape},
-		{"the same, claimed shorter", Shorter, Estimate{Center: 0, Lo: 0, Hi: 0}, 250, NotInShape},
-		{"straddling 0", Shorter, Estimate{Center: -1, Lo: -3, Hi: 1}, 250, ShapeUnclear},
-		{"no interval", Shorter, Estimate{Center: -10, Lo: -inf, Hi: inf}, 250, NoInterval},
-		{"unchanged", Unchanged, Estimate{Center: 1, Lo: 0.5, Hi: 1.5}, 120, InShape},
-		{"changed", Unchanged, Estimate{Center: -30, Lo: -31, Hi: -29}, 120, NotInShape},
-		{"at the edge", Unchanged, Estimate{Center: 4, Lo: 3, Hi: 6}, 120, ShapeUnclear},
+		{"shorter", Shorter, stat.Estimate{Center: -16, Lo: -17, Hi: -15}, 260, InShape},
+		{"longer", Shorter, stat.Estimate{Center: 12, Lo: 11, Hi: 13}, 250, NotInShape},
+		{"the same, claimed shorter", Shorter, stat.Estimate{Center: 0, Lo: 0, Hi: 0}, 250, NotInShape},
+		{"straddling 0", Shorter, stat.Estimate{Center: -1, Lo: -3, Hi: 1}, 250, ShapeUnclear},
+		{"no interval", Shorter, stat.Estimate{Center: -10, Lo: -inf, Hi: inf}, 250, NoInterval},
+		{"unchanged", Unchanged, stat.Estimate{Center: 1, Lo: 0.5, Hi: 1.5}, 120, InShape},
+		{"changed", Unchanged, stat.Estimate{Center: -30, Lo: -31, Hi: -29}, 120, NotInShape},
+		{"at the edge", Unchanged, stat.Estimate{Center: 4, Lo: 3, Hi: 6}, 120, ShapeUnclear},
 	} {
 		if got, why := DecideShape(c.change, c.e, c.old); got != c.want {
 			t.Errorf("%s: %v (%s), want %v", c.name, got, why, c.want)
@@ -124,82 +125,6 @@ func TestRulesInOnePlace(t *testing.T) {
 		if line := "*" + r.verdict.String() + "*: " + r.text; !bytes.Contains(doc, []byte(line)) {
 			t.Errorf("docs/report.md does not state the rule as the report does: %q", line)
 		}
-	}
-}
-
-// The exact null distribution of the Mann-Whitney U statistic, against
-// published critical values (two-sided, alpha 0.05: reject when U <= c).
-func TestUCritical(t *testing.T) {
-	for _, c := range []struct{ n, m, crit int }{
-		{4, 4, 0}, {5, 5, 2}, {6, 6, 5}, {8, 8, 13}, {10, 10, 23}, {10, 6, 11}, {20, 20, 127},
-	} {
-		k, level := uCritical(c.n, c.m, 0.05)
-		if k != c.crit+1 || level < 0.95 {
-			t.Errorf("uCritical(%d, %d) = %d at level %.4f, want %d at >= 0.95", c.n, c.m, k, level, c.crit+1)
-		}
-	}
-	if k, _ := uCritical(3, 3, 0.05); k != 0 {
-		t.Errorf("uCritical(3, 3) = %d, want 0: no 95%% interval from 3+3 runs", k)
-	}
-	var total float64
-	for _, c := range uCounts(7, 5) {
-		total += c
-	}
-	if total != 792 { // C(12, 5)
-		t.Errorf("uCounts(7, 5) sums to %g, want 792", total)
-	}
-}
-
-func TestShift(t *testing.T) {
-	b := []float64{5.1, 5.3, 5.0, 5.4, 5.2, 5.6, 5.5, 5.3, 5.1, 5.2}
-	a := make([]float64, len(b))
-	for i, x := range b {
-		a[(i+3)%len(b)] = x + 2
-	}
-	e := Shift(a, b, nil, nil)
-	if math.Abs(e.Center-2) > 1e-9 || !(e.Lo <= 2 && 2 <= e.Hi) || !(e.Lo > 1.5 && e.Hi < 2.5) {
-		t.Errorf("Shift of a sample moved by 2: %+v", e)
-	}
-	if e := Shift([]float64{3}, []float64{1}, []float64{0.3}, []float64{0.4}); e.Center != 2 || math.Abs(e.Hi-2.5) > 1e-9 {
-		t.Errorf("Shift of single runs with their CIs: %+v, want 2 +- 0.5", e)
-	}
-	if e := Shift([]float64{3}, []float64{1}, nil, nil); e.finite() {
-		t.Errorf("Shift of single runs without CIs has an interval: %+v", e)
-	}
-}
-
-// TestShiftManyRuns: thousands of runs a side (a file of many passes)
-// are estimated at once, not by tabulating the U distribution of 10^7
-// pairs (which would take minutes and gigabytes).
-func TestShiftManyRuns(t *testing.T) {
-	a, b := make([]float64, 3000), make([]float64, 3000)
-	for i := range a {
-		a[i], b[i] = 10+float64(i%7)/10, 8+float64(i%5)/10
-	}
-	done := make(chan Estimate)
-	go func() { done <- Shift(a, b, nil, nil) }()
-	select {
-	case e := <-done:
-		if !(e.Lo < e.Center && e.Center < e.Hi) || math.Abs(e.Center-2.1) > 0.1 || e.Caveat != "" {
-			t.Errorf("Shift of 3000 vs 3000 runs: %+v", e)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Shift of 3000 vs 3000 runs did not return in 10 s")
-	}
-}
-
-func TestSummarize(t *testing.T) {
-	xs := []float64{9, 1, 8, 2, 7, 3, 6, 4, 5, 10}
-	e := Summarize(xs, nil)
-	// benchstat's median interval for 10 runs: the 2nd and 9th smallest.
-	if e.Center != 5.5 || e.Lo != 2 || e.Hi != 9 {
-		t.Errorf("Summarize of 1..10 = %+v, want 5.5 in [2, 9]", e)
-	}
-	if xs[0] != 9 {
-		t.Error("Summarize reordered its argument")
-	}
-	if e := Summarize([]float64{4}, []float64{0.5}); e.Lo != 3.5 || e.Hi != 4.5 {
-		t.Errorf("one run with its CI: %+v", e)
 	}
 }
 

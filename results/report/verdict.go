@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"bpfbench/results/stat"
 )
 
 // A Verdict is what the files say about a published figure.
@@ -66,26 +68,26 @@ func (v Verdict) judged() bool { return v <= ShapeUnclear }
 type rule struct {
 	verdict Verdict
 	text    string
-	test    func(e Estimate, value, lo, hi float64) bool
+	test    func(e stat.Estimate, value, lo, hi float64) bool
 }
 
 // noIntervalRule comes first in both tables: without an interval there
 // is nothing to hold against a range or a side.
 var noIntervalRule = rule{NoInterval, "the estimate has no interval (one run that reported no per-run interval, or too few runs for one): its value is printed, not judged",
-	func(e Estimate, _, _, _ float64) bool { return !e.finite() }}
+	func(e stat.Estimate, _, _, _ float64) bool { return !e.Finite() }}
 
 // timingRules judge a measured interval against the published range
 // [Lo, Hi] around the published value (Published).
 var timingRules = []rule{
 	noIntervalRule,
 	{Outside, "the interval and the published range are disjoint: the measurement excludes every value the claim allows",
-		func(e Estimate, _, lo, hi float64) bool { return e.Hi < lo || e.Lo > hi }},
+		func(e stat.Estimate, _, lo, hi float64) bool { return e.Hi < lo || e.Lo > hi }},
 	{CannotTell, "for a claimed effect (published value not 0), the interval includes 0: this measurement cannot tell the effect from none, wherever the range lies",
-		func(e Estimate, v, _, _ float64) bool { return v != 0 && e.Lo <= 0 && e.Hi >= 0 }},
+		func(e stat.Estimate, v, _, _ float64) bool { return v != 0 && e.Lo <= 0 && e.Hi >= 0 }},
 	{Within, "the interval lies inside the published range: every value the measurement allows, the claim allows",
-		func(e Estimate, _, lo, hi float64) bool { return e.Lo >= lo && e.Hi <= hi }},
+		func(e stat.Estimate, _, lo, hi float64) bool { return e.Lo >= lo && e.Hi <= hi }},
 	{Overlaps, "otherwise: the interval overlaps the range and reaches beyond it, so the measurement allows values the claim does not (for a claimed absence of effect: it cannot rule out an effect the source would have seen)",
-		func(Estimate, float64, float64, float64) bool { return true }},
+		func(stat.Estimate, float64, float64, float64) bool { return true }},
 }
 
 // shapeRules judge a change of instruction count (the newer kernel minus
@@ -95,25 +97,25 @@ var timingRules = []rule{
 var shapeRules = []rule{
 	noIntervalRule,
 	{InShape, "the interval lies on the claimed side: below 0 where the claim has the path get shorter, inside ±4% of the older kernel's count where it has it unchanged",
-		func(e Estimate, _, lo, hi float64) bool {
+		func(e stat.Estimate, _, lo, hi float64) bool {
 			if math.IsInf(lo, -1) {
 				return e.Hi < hi
 			}
 			return e.Lo >= lo && e.Hi <= hi
 		}},
 	{NotInShape, "the interval lies wholly off the claimed side: at or above 0 for a path claimed shorter, beyond ±4% for a path claimed unchanged",
-		func(e Estimate, _, lo, hi float64) bool {
+		func(e stat.Estimate, _, lo, hi float64) bool {
 			if math.IsInf(lo, -1) {
 				return e.Lo >= hi
 			}
 			return e.Hi < lo || e.Lo > hi
 		}},
 	{ShapeUnclear, "otherwise: the interval straddles the edge of the claimed side",
-		func(Estimate, float64, float64, float64) bool { return true }},
+		func(stat.Estimate, float64, float64, float64) bool { return true }},
 }
 
 // decide applies rules in order.
-func decide(rules []rule, e Estimate, value, lo, hi float64) Verdict {
+func decide(rules []rule, e stat.Estimate, value, lo, hi float64) Verdict {
 	for _, r := range rules {
 		if r.test(e, value, lo, hi) {
 			return r.verdict
@@ -124,7 +126,7 @@ func decide(rules []rule, e Estimate, value, lo, hi float64) Verdict {
 
 // Decide judges a measured estimate against a published figure by
 // timingRules, and says why.
-func Decide(p Published, e Estimate) (Verdict, string) {
+func Decide(p Published, e stat.Estimate) (Verdict, string) {
 	v := decide(timingRules, e, p.Value, p.Lo, p.Hi)
 	ci := "the CI " + interval(e.Lo, e.Hi)
 	allowed := "[" + trim(p.Lo) + ", " + trim(p.Hi) + "]"
@@ -152,7 +154,7 @@ func Decide(p Published, e Estimate) (Verdict, string) {
 // kernel, or the kernel with a feature minus the one without) by
 // shapeRules: for a claimed shortening or lengthening against 0, for a
 // claimed absence of change against ±4% of old, the other kernel's count.
-func DecideShape(change Change, e Estimate, old float64) (Verdict, string) {
+func DecideShape(change Change, e stat.Estimate, old float64) (Verdict, string) {
 	lo, hi := math.Inf(-1), 0.0
 	tol := rateNoise * math.Abs(old)
 	switch change {
@@ -215,7 +217,7 @@ type Outcome struct {
 	Shape    bool
 	Files    []*File
 	Verdict  Verdict
-	Estimate Estimate
+	Estimate stat.Estimate
 	Reason   string
 	Notes    []string
 }
@@ -465,12 +467,12 @@ func evaluateOn(c *Claim, j judgement, byBoot map[*Boot]*File) Outcome {
 			o.Files[0].Label("kernel"), o.Files[1].Label("kernel")))
 	}
 	if len(xs) == 1 {
-		o.Estimate = Summarize(xs[0], within[0])
+		o.Estimate = stat.Summarize(xs[0], within[0])
 	} else {
-		o.Estimate = Shift(xs[0], xs[1], within[0], within[1])
+		o.Estimate = stat.Shift(xs[0], xs[1], within[0], within[1])
 	}
 	if j.shape {
-		old := Summarize(xs[len(xs)-1], nil).Center
+		old := stat.Summarize(xs[len(xs)-1], nil).Center
 		o.Verdict, o.Reason = DecideShape(c.Shape.Change, o.Estimate, old)
 	} else {
 		o.Verdict, o.Reason = Decide(c.Published, o.Estimate)
