@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"bpfbench/results/benchfile"
 )
 
 // The published figures of docs/claims.md, each with the measurement that
@@ -317,7 +319,7 @@ type Claim struct {
 	Shape *Shape
 	// Info, for a claim without a published figure, says what a file's
 	// labels mean for it; the claim has no Measure.
-	Info func(*File) string
+	Info func(*benchfile.File) string
 }
 
 // A Shape is the direction a claim gives a path's instruction count,
@@ -357,71 +359,38 @@ func (m Measure) sels() []Sel {
 // A Sel selects one metric of one sub-benchmark, across its runs, in the
 // file whose labels satisfy Boot (any file when Boot is nil).
 type Sel struct {
-	Name
-	Unit string
+	benchfile.Sel
 	Boot *Boot
 }
 
 // sel parses "BenchmarkFamily/key=value/..." and a unit.
-func sel(name, unit string) Sel { return Sel{Name: ParseName(name), Unit: unit} }
+func sel(name, unit string) Sel {
+	return Sel{Sel: benchfile.Sel{Name: benchfile.ParseName(name), Unit: unit}}
+}
 
 func (s Sel) on(b *Boot) Sel { s.Boot = b; return s }
-
-func (s Sel) String() string { return s.Name.String() + " " + s.Unit }
-
-// matches reports whether a sub-benchmark is the one s selects: same
-// family, and every key s names has the value s wants.
-func (s Sel) matches(n Name) bool {
-	if n.Family != s.Family {
-		return false
-	}
-	for k, v := range s.Keys {
-		if n.Keys[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-// coveredBy reports whether skipping n skips what s selects: n is s or a
-// parent of it.
-func (s Sel) coveredBy(n Name) bool {
-	if n.Family != s.Family {
-		return false
-	}
-	for k, v := range n.Keys {
-		if s.Keys[k] != v {
-			return false
-		}
-	}
-	return true
-}
 
 // A Boot is a kernel configuration a measurement needs, recognised from
 // the labels a results file starts with.
 type Boot struct {
 	Name   string   // "a mitigations=off boot"
 	Labels []string // the labels Test reads
-	Test   func(*File) bool
+	Test   func(*benchfile.File) bool
 }
 
-// bootLabels are the labels that name a boot; the report prints them for
-// every file and warns when one changes inside a file.
-var bootLabels = []string{"kernel", "virt", "mitigations", "retpoline", "cfi", "its"}
-
 var (
-	retpolines = &Boot{Name: "a boot with retpolines", Labels: []string{"retpoline"}, Test: func(f *File) bool {
+	retpolines = &Boot{Name: "a boot with retpolines", Labels: []string{"retpoline"}, Test: func(f *benchfile.File) bool {
 		return f.Label("retpoline") == "on"
 	}}
-	mitigationsOff = &Boot{Name: "a mitigations=off boot", Labels: []string{"mitigations"}, Test: func(f *File) bool {
+	mitigationsOff = &Boot{Name: "a mitigations=off boot", Labels: []string{"mitigations"}, Test: func(f *benchfile.File) bool {
 		first, _, _ := strings.Cut(f.Label("mitigations"), ",")
 		return first == "off"
 	}}
-	cfiOn = &Boot{Name: "a kCFI or FineIBT kernel", Labels: []string{"cfi"}, Test: func(f *File) bool {
+	cfiOn = &Boot{Name: "a kCFI or FineIBT kernel", Labels: []string{"cfi"}, Test: func(f *benchfile.File) bool {
 		v := f.Label("cfi")
 		return v == "kcfi" || v == "fineibt"
 	}}
-	cfiOff = &Boot{Name: "a kernel without CFI", Labels: []string{"cfi"}, Test: func(f *File) bool {
+	cfiOff = &Boot{Name: "a kernel without CFI", Labels: []string{"cfi"}, Test: func(f *benchfile.File) bool {
 		return f.Label("cfi") == "off"
 	}}
 	// The UDP 4-tuple hash was merged for Linux 6.13.
@@ -438,7 +407,7 @@ var (
 
 // kernelFrom is a kernel of version v (major*1000+minor) or later.
 func kernelFrom(v int, name string) *Boot {
-	return &Boot{Name: name, Labels: []string{"kernel"}, Test: func(f *File) bool {
+	return &Boot{Name: name, Labels: []string{"kernel"}, Test: func(f *benchfile.File) bool {
 		k, ok := kernelVersion(f.Label("kernel"))
 		return ok && k >= v
 	}}
@@ -446,7 +415,7 @@ func kernelFrom(v int, name string) *Boot {
 
 // kernelBefore is a kernel older than version v.
 func kernelBefore(v int, name string) *Boot {
-	return &Boot{Name: name, Labels: []string{"kernel"}, Test: func(f *File) bool {
+	return &Boot{Name: name, Labels: []string{"kernel"}, Test: func(f *benchfile.File) bool {
 		k, ok := kernelVersion(f.Label("kernel"))
 		return ok && k < v
 	}}
@@ -468,7 +437,7 @@ func init() {
 		}
 		m := &c.Shape.Measure
 		for _, p := range []struct{ shape, timing *Sel }{{&m.A, &c.Measure.A}, {&m.B, &c.Measure.B}} {
-			p.shape.Name, p.shape.Unit = p.timing.Name, instrsUnit(p.timing.Unit)
+			p.shape.Name, p.shape.Unit = p.timing.Name, benchfile.CountedUnit(p.timing.Unit)
 		}
 	}
 }
@@ -476,13 +445,13 @@ func init() {
 // icount restricts b to instruction-count files.
 func icount(b *Boot) *Boot {
 	test := b.Test
-	return &Boot{Name: b.Name, Labels: append(slices.Clone(b.Labels), "virt"), Test: func(f *File) bool {
+	return &Boot{Name: b.Name, Labels: append(slices.Clone(b.Labels), "virt"), Test: func(f *benchfile.File) bool {
 		return f.Icount() && test(f)
 	}}
 }
 
 // itsInfo says what a file's its label means for BPF (claim 8.1).
-func itsInfo(f *File) string {
+func itsInfo(f *benchfile.File) string {
 	v, ok := f.Config["its"]
 	switch {
 	case !ok:

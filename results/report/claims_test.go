@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"bpfbench/results/benchfile"
 	"bpfbench/results/stat"
 )
 
 // committed reads the results files committed under results/, which hold
 // every family's sub-benchmark names as the suite wrote them (the QEMU
 // files the rows only a guest kernel ran, the trampolines').
-func committed(t *testing.T) []*File {
+func committed(t *testing.T) []*benchfile.File {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join("..", "..", "results", "*.txt"))
 	if err != nil {
@@ -21,9 +22,9 @@ func committed(t *testing.T) []*File {
 	if len(paths) == 0 {
 		t.Skip("no results/*.txt here: a go test -exec guest has only the test binary")
 	}
-	var files []*File
+	var files []*benchfile.File
 	for _, p := range paths {
-		f, err := ReadFile(p)
+		f, err := benchfile.Read(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +42,7 @@ func committed(t *testing.T) []*File {
 // the same rows, with instrs for ns.
 func TestClaimSelectorsMatchResults(t *testing.T) {
 	units := map[string]map[string]bool{} // sub-benchmark -> units any run reported
-	names := map[string]Name{}
+	names := map[string]benchfile.Name{}
 	for _, f := range committed(t) {
 		for _, n := range f.Names {
 			names[n] = f.Runs[n][0].Name
@@ -66,7 +67,7 @@ func TestClaimSelectorsMatchResults(t *testing.T) {
 				checked++
 				var matched []string
 				for n, nm := range names {
-					if s.matches(nm) {
+					if s.Matches(nm) {
 						matched = append(matched, n)
 					}
 				}
@@ -101,23 +102,23 @@ func TestClaimSelectorsMatchResults(t *testing.T) {
 // an emulated file.
 func TestCommittedResultsJudged(t *testing.T) {
 	files := committed(t)
-	intel, err := ReadFile(filepath.Join("testdata", "passes.txt"))
+	intel, err := benchfile.Read(filepath.Join("testdata", "passes.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	single, err := ReadFile(filepath.Join("testdata", "one-run.txt"))
+	single, err := benchfile.Read(filepath.Join("testdata", "one-run.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"1.6", "3.1", "7.1"} {
-		for _, f := range []*File{intel, single} {
+		for _, f := range []*benchfile.File{intel, single} {
 			var c *Claim
 			for i := range claims {
 				if claims[i].ID == id {
 					c = &claims[i]
 				}
 			}
-			o := Evaluate(c, []*File{f})[0]
+			o := Evaluate(c, []*benchfile.File{f})[0]
 			if !o.Verdict.judged() {
 				t.Errorf("claim %s on %s: %v (%s), want a verdict", id, f.Stem(), o.Verdict, o.Reason)
 			}
@@ -131,7 +132,7 @@ func TestCommittedResultsJudged(t *testing.T) {
 			continue
 		}
 		for i := range claims {
-			for _, o := range Evaluate(&claims[i], []*File{f}) {
+			for _, o := range Evaluate(&claims[i], []*benchfile.File{f}) {
 				if o.Verdict.judged() {
 					t.Errorf("claim %s judged from the emulated %s: %v", o.ID(), f.Stem(), o.Verdict)
 				}

@@ -12,6 +12,7 @@ import (
 	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
 
+	"bpfbench/results/benchfile"
 	"bpfbench/results/stat"
 )
 
@@ -77,7 +78,7 @@ const floorQuantile = 0.95
 
 // NewFloor is the floor in unit of the A/A pair aa1, aa2 (ok false when
 // they share no row in it).
-func NewFloor(aa1, aa2 *File, unit string) (*Floor, bool) {
+func NewFloor(aa1, aa2 *benchfile.File, unit string) (*Floor, bool) {
 	d, ok := Drifts(aa1, aa2, unit, nil)
 	if !ok {
 		return nil, false
@@ -105,7 +106,7 @@ const driftAlpha = 0.05
 // Drifts compares a and b in unit: rows both hold runs of with a positive
 // median in a. ok is false when they share no such row. With a floor (an
 // A/A pair's, in the same unit), Noise lists the rows beyond it.
-func Drifts(a, b *File, unit string, floor *Floor) (s Drift, ok bool) {
+func Drifts(a, b *benchfile.File, unit string, floor *Floor) (s Drift, ok bool) {
 	s.Floor = floor
 	s.Unit = unit
 	type row struct {
@@ -115,7 +116,7 @@ func Drifts(a, b *File, unit string, floor *Floor) (s Drift, ok bool) {
 	}
 	var rows []row
 	for _, name := range a.Names {
-		av, bv := values(a.Runs[name], unit), values(b.Runs[name], unit)
+		av, bv := benchfile.Values(a.Runs[name], unit), benchfile.Values(b.Runs[name], unit)
 		if len(av) == 0 || len(bv) == 0 {
 			continue
 		}
@@ -164,41 +165,6 @@ func Drifts(a, b *File, unit string, floor *Floor) (s Drift, ok bool) {
 	return s, true
 }
 
-// values is the runs' values in unit, in file order (none for unit ""),
-// leaving out runs measured on a contended core (contendedRun): their
-// figures are not the program's.
-func values(runs []Run, unit string) []float64 {
-	var vs []float64
-	for _, r := range runs {
-		if v, ok := r.Values[unit]; ok && !contendedRun(r) {
-			vs = append(vs, v)
-		}
-	}
-	return vs
-}
-
-// contendedRun says the run never saw its core uncontended: more than
-// maxContended of its calls were contended, and its figures are of all of
-// them (docs/method.md#contention).
-func contendedRun(r Run) bool {
-	v, ok := r.Values["contended-frac"]
-	return ok && v > maxContended
-}
-
-// contendedRuns counts the runs of f that never saw an uncontended core,
-// and all its runs.
-func contendedRuns(f *File) (n, all int) {
-	for _, name := range f.Names {
-		for _, r := range f.Runs[name] {
-			all++
-			if contendedRun(r) {
-				n++
-			}
-		}
-	}
-	return n, all
-}
-
 // driftUnits are the units a shift is reported in, where the files have
 // them: cycles/op first, the one to compare across runs on a VM; ns/op,
 // which moves with the host's clock rate too, with -all.
@@ -210,11 +176,11 @@ var allDriftUnits = []string{"cycles/op", "ns/op", "instrs/op"}
 // ReportDrift prints, for each unit both files have, how far their rows
 // moved together and which rows moved beyond that; with an A/A pair of
 // the machine (aa, nil without), which of those moved beyond its noise.
-func ReportDrift(w io.Writer, a, b *File, aa [2]*File, units []string) {
+func ReportDrift(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.File, units []string) {
 	fmt.Fprintf(w, "The shift all rows share from A to B, the rows beyond it (benchstat's test, p < %.2g, on B over the shift), and the machine's noise\n", driftAlpha)
-	for _, f := range []*File{a, b} {
-		if n, all := contendedRuns(f); n > 0 {
-			fmt.Fprintf(w, "%s: %d of %d row-runs never saw an uncontended core (contended-frac above %.1f): left out\n", filepath.Base(f.Path), n, all, maxContended)
+	for _, f := range []*benchfile.File{a, b} {
+		if n, all := f.ContendedRuns(); n > 0 {
+			fmt.Fprintf(w, "%s: %d of %d row-runs never saw an uncontended core (contended-frac above %.1f): left out\n", filepath.Base(f.Path), n, all, benchfile.MaxContended)
 		}
 	}
 	if aa[0] != nil {
@@ -259,7 +225,7 @@ func ReportDrift(w io.Writer, a, b *File, aa [2]*File, units []string) {
 // <runstamp>-<name>-aa1.txt and <runstamp>-<name>-aa2.txt of one name
 // whose cpu-vendor, cpu-family-model and virt labels are f's. ok is false
 // when dir has none.
-func FindAA(dir string, f *File) (aa [2]*File, ok bool) {
+func FindAA(dir string, f *benchfile.File) (aa [2]*benchfile.File, ok bool) {
 	ones, _ := filepath.Glob(filepath.Join(dir, "*-aa1.txt"))
 	slices.Sort(ones)
 	slices.Reverse(ones)
@@ -272,12 +238,12 @@ func FindAA(dir string, f *File) (aa [2]*File, ok bool) {
 		if len(twos) == 0 {
 			continue
 		}
-		a1, err1 := ReadFile(one)
-		a2, err2 := ReadFile(twos[len(twos)-1])
+		a1, err1 := benchfile.Read(one)
+		a2, err2 := benchfile.Read(twos[len(twos)-1])
 		if err1 != nil || err2 != nil || !sameMachine(a1, f) || !sameMachine(a2, f) {
 			continue
 		}
-		return [2]*File{a1, a2}, true
+		return [2]*benchfile.File{a1, a2}, true
 	}
 	return aa, false
 }
@@ -285,7 +251,7 @@ func FindAA(dir string, f *File) (aa [2]*File, ok bool) {
 // machineLabels say which machine a file was made on, for its noise.
 var machineLabels = []string{"cpu-vendor", "cpu-family-model", "virt"}
 
-func sameMachine(a, b *File) bool {
+func sameMachine(a, b *benchfile.File) bool {
 	for _, k := range machineLabels {
 		if a.Label(k) != b.Label(k) {
 			return false

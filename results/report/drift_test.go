@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"bpfbench/results/benchfile"
 )
 
 // driftFiles writes two results files of 20 rows, ten passes each, with
@@ -50,11 +52,11 @@ func driftFiles(t *testing.T) (a, b string) {
 // shift only the row that moved by itself is left.
 func TestDrift(t *testing.T) {
 	pa, pb := driftFiles(t)
-	a, err := ReadFile(pa)
+	a, err := benchfile.Read(pa)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ReadFile(pb)
+	b, err := benchfile.Read(pb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +147,7 @@ func TestNoiseFloor(t *testing.T) {
 	writeRows(t, b, 4, func(i int) float64 {
 		return map[int]float64{7: 1.10, 3: 1.025}[i] + map[bool]float64{true: 1}[i != 7 && i != 3]
 	})
-	fa, err := ReadFile(a)
+	fa, err := benchfile.Read(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +159,7 @@ func TestNoiseFloor(t *testing.T) {
 	if !ok || floor.Of("BenchmarkX/row=r3") < 0.025 || floor.Machine >= floor.Of("BenchmarkX/row=r3") || floor.Of("BenchmarkX/row=r7") > 0.05 {
 		t.Fatalf("floor %+v: want r3's own 3%%, the machine's below it, and no row's above 5%%", floor)
 	}
-	fb, err := ReadFile(b)
+	fb, err := benchfile.Read(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +188,7 @@ func TestNoiseFloor(t *testing.T) {
 	if err := os.WriteFile(a, []byte(other), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if fa, err = ReadFile(a); err != nil {
+	if fa, err = benchfile.Read(a); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := FindAA(aaDir, fa); ok {
@@ -270,15 +272,5 @@ func TestUncontended(t *testing.T) {
 	out := stdout.String()
 	if strings.Contains(out, "9.0 ns/op") || !strings.Contains(out, "5.0 ns/op") || !strings.Contains(out, "row=b") || !strings.Contains(out, "cpu-family-model: 6/207") {
 		t.Errorf("report -uncontended printed:\n%s", out)
-	}
-	f, err := ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if vs := values(f.Runs["BenchmarkX/row=a"], "ns/op"); !slices.Equal(vs, []float64{5}) {
-		t.Errorf("values of row a: %v, want the uncontended run's 5 only", vs)
-	}
-	if n, all := contendedRuns(f); n != 1 || all != 3 {
-		t.Errorf("contended runs %d of %d, want 1 of 3", n, all)
 	}
 }

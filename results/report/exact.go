@@ -7,6 +7,7 @@ import (
 	"slices"
 	"text/tabwriter"
 
+	"bpfbench/results/benchfile"
 	"bpfbench/results/stat"
 )
 
@@ -33,10 +34,10 @@ type countRow struct {
 }
 
 // Counts are the rows both files hold in unit, in A's order.
-func Counts(a, b *File, unit string) []countRow {
+func Counts(a, b *benchfile.File, unit string) []countRow {
 	var rows []countRow
 	for _, name := range a.Names {
-		av, bv := values(a.Runs[name], unit), values(b.Runs[name], unit)
+		av, bv := benchfile.Values(a.Runs[name], unit), benchfile.Values(b.Runs[name], unit)
 		if len(av) == 0 || len(bv) == 0 {
 			continue
 		}
@@ -49,8 +50,8 @@ func Counts(a, b *File, unit string) []countRow {
 }
 
 // kernelTimed says the runs report the kernel loop's own count.
-func kernelTimed(runs []Run) bool {
-	return len(runs) > 0 && len(values(runs, "kernel-instrs/op")) == len(runs)
+func kernelTimed(runs []benchfile.Run) bool {
+	return len(runs) > 0 && len(benchfile.Values(runs, "kernel-instrs/op")) == len(runs)
 }
 
 // spread is the range of vs over their median's absolute value.
@@ -66,7 +67,7 @@ func spread(vs []float64) float64 {
 }
 
 // ReportExact prints the rows of two instruction-count files as counts.
-func ReportExact(w io.Writer, a, b *File) {
+func ReportExact(w io.Writer, a, b *benchfile.File) {
 	fmt.Fprintf(w, "Instruction counts (virt: tcg-icount): exact, compared as counts, no significance test\n")
 	fmt.Fprintf(w, "  A=%s (kernel %s)\n  B=%s (kernel %s)\n", a.Path, a.Label("kernel"), b.Path, b.Label("kernel"))
 	fmt.Fprintf(w, "  rows marked ~ are not exact (the kernel's loop did not time them: bpf_loop drivers); their spread is their runs'\n")

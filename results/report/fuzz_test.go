@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"bpfbench/results/benchfile"
 )
 
-// FuzzParse feeds the results reader arbitrary files, and what it makes of
+// FuzzReport feeds the results reader arbitrary files, and what it makes of
 // them to every claim, the report and the plots: none may panic or hang,
 // and a file read without error must be usable by all of them. The seeds
 // are the test data and the shapes of line the suite writes (results,
@@ -16,7 +18,7 @@ import (
 // renders SVG and takes milliseconds: .ci/fuzz bounds the minimization of
 // what it finds (-fuzzminimizetime), which otherwise takes up to a minute
 // per new input.
-func FuzzParse(f *testing.F) {
+func FuzzReport(f *testing.F) {
 	for _, name := range []string{"retpoline.txt", "mitigations-off.txt", "icount-6.12.txt", "icount-7.0.txt"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
@@ -46,15 +48,15 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		file, err := Parse("fuzz.txt", data)
+		file, err := benchfile.Parse("fuzz.txt", data)
 		if err != nil {
 			return // benchfmt refuses the file (a line too long): said, not a crash
 		}
-		other, err := Parse("other.txt", data)
+		other, err := benchfile.Parse("other.txt", data)
 		if err != nil {
 			t.Fatalf("the same data read twice: %v", err)
 		}
-		for _, files := range [][]*File{{file}, {file, other}} {
+		for _, files := range [][]*benchfile.File{{file}, {file, other}} {
 			for i := range claims {
 				for _, o := range Evaluate(&claims[i], files) {
 					if o.Claim == nil || o.Verdict.String() == "" || len(o.Files) == 0 {
@@ -63,7 +65,7 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 		}
-		Report(io.Discard, []*File{file})
+		Report(io.Discard, []*benchfile.File{file})
 		figs, err := Figures(file)
 		if err != nil {
 			return // a plotter refusing its data (gonum's errors) is reported, not a crash

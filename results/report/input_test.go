@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"bpfbench/results/benchfile"
 	"bpfbench/results/stat"
 )
 
@@ -31,12 +32,12 @@ func TestNoResults(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := writeFile(t, "x.txt", text)
-			f, err := ReadFile(path)
+			f, err := benchfile.Read(path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := range claims {
-				for _, o := range Evaluate(&claims[i], []*File{f}) {
+				for _, o := range Evaluate(&claims[i], []*benchfile.File{f}) {
 					if o.Verdict != NoResults || !strings.Contains(o.Reason, "holds no results") {
 						t.Errorf("claim %s: %v (%s), want no results", o.ID(), o.Verdict, o.Reason)
 					}
@@ -83,11 +84,11 @@ func TestNoLabels(t *testing.T) {
 		}
 		kept = append(kept, l)
 	}
-	f, err := ReadFile(writeFile(t, "bare.txt", strings.Join(kept, "\n")))
+	f, err := benchfile.Read(writeFile(t, "bare.txt", strings.Join(kept, "\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, why := verdicts([]*File{f})
+	got, why := verdicts([]*benchfile.File{f})
 	if got["1.2"] != Outside {
 		t.Errorf("claim 1.2 (no boot needed): %v (%s), want outside the published range", got["1.2"], why["1.2"])
 	}
@@ -97,7 +98,7 @@ func TestNoLabels(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	Report(&out, []*File{f})
+	Report(&out, []*benchfile.File{f})
 	if !strings.Contains(out.String(), "no labels") {
 		t.Errorf("the report does not warn that the file has no labels:\n%s", out.String())
 	}
@@ -107,16 +108,16 @@ func TestNoLabels(t *testing.T) {
 func TestOneRun(t *testing.T) {
 	path := writeFile(t, "one.txt", "kernel: 6.18.0\nmitigations: auto\nretpoline: on\ncfi: off\n"+
 		"BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc-2\t1\t15.0 ns/op\t0.20 delta-ci95-ns\t10.0 delta-ns/op\n")
-	f, err := ReadFile(path)
+	f, err := benchfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Evaluate(&claims[0], []*File{f})[0]
+	o := Evaluate(&claims[0], []*benchfile.File{f})[0]
 	if o.Claim.ID != "1.1" || o.Verdict != Within || o.Estimate.Caveat != stat.CaveatOneRun {
 		t.Fatalf("claim %s from one run: %v, caveat %q", o.Claim.ID, o.Verdict, o.Estimate.Caveat)
 	}
 	var out bytes.Buffer
-	Report(&out, []*File{f})
+	Report(&out, []*benchfile.File{f})
 	if !strings.Contains(out.String(), "within the published range (one run: interval from that run only)") {
 		t.Errorf("the report does not say the verdict rests on one run:\n%s", out.String())
 	}
@@ -156,20 +157,5 @@ func TestIcount(t *testing.T) {
 	got, why = verdicts(files[:1])
 	if got["6.1 shape"] != NotMeasurable || !strings.Contains(why["6.1 shape"], "6.19 or later") {
 		t.Errorf("6.1 shape from one kernel: %v (%s)", got["6.1 shape"], why["6.1 shape"])
-	}
-}
-
-// TestNonFinite: values that are not numbers are left out with a
-// warning, not turned into estimates.
-func TestNonFinite(t *testing.T) {
-	f, err := Parse("nan.txt", []byte("BenchmarkXDP/prog=drop/size=64-2\t1\tNaN ns/op\nBenchmarkXDP/prog=drop/size=64-2\t1\t+Inf ns/op\nBenchmarkXDP/prog=drop/size=64-2\t1\t5.5 ns/op\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, xs, err := f.Select(sel("BenchmarkXDP/prog=drop/size=64", "ns/op")); err != nil || len(xs) != 1 || xs[0] != 5.5 {
-		t.Errorf("select: %v, %v", xs, err)
-	}
-	if len(f.Warnings) == 0 || !strings.Contains(f.Warnings[len(f.Warnings)-1], "not finite") {
-		t.Errorf("no warning about the values left out: %q", f.Warnings)
 	}
 }

@@ -34,9 +34,10 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"bpfbench/results/benchfile"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -69,15 +70,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "report: -uncontended takes one file, not %d\n", fs.NArg())
 			return 2
 		}
-		if err := writeUncontended(stdout, fs.Arg(0)); err != nil {
+		if err := benchfile.CopyUncontended(stdout, fs.Arg(0)); err != nil {
 			fmt.Fprintf(stderr, "report: %v\n", err)
 			return 1
 		}
 		return 0
 	}
-	var files []*File
+	var files []*benchfile.File
 	for _, p := range fs.Args() {
-		f, err := ReadFile(p)
+		f, err := benchfile.Read(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "report: %v\n", err)
 			return 1
@@ -102,7 +103,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	Report(stdout, files)
-	if !slices.ContainsFunc(files, (*File).HasResults) {
+	if !slices.ContainsFunc(files, (*benchfile.File).HasResults) {
 		fmt.Fprintf(stderr, "report: no results in %s: nothing to judge\n", strings.Join(fs.Args(), ", "))
 		return 1
 	}
@@ -131,7 +132,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // Report prints the verdicts on every claim for the files.
-func Report(w io.Writer, files []*File) {
+func Report(w io.Writer, files []*benchfile.File) {
 	fmt.Fprintf(w, "Published claims (docs/claims.md) checked against:\n")
 	for i, f := range files {
 		fmt.Fprintf(w, "  %s%s\n", fileTag(files, i), f.Path)
@@ -139,11 +140,11 @@ func Report(w io.Writer, files []*File) {
 			fmt.Fprintf(w, "      holds no results (no benchmark result lines): nothing in it can be judged\n")
 		}
 		var ls []string
-		for _, k := range bootLabels {
+		for _, k := range benchfile.BootLabels {
 			ls = append(ls, k+": "+f.Label(k))
 		}
 		fmt.Fprintf(w, "      %s\n", strings.Join(ls, " | "))
-		if missing := f.MissingLabels(bootLabels); len(missing) == len(bootLabels) {
+		if missing := f.MissingLabels(benchfile.BootLabels); len(missing) == len(benchfile.BootLabels) {
 			fmt.Fprintf(w, "      warning: no labels (configuration lines): no claim that needs a particular boot can use this file\n")
 		} else if len(missing) > 0 {
 			fmt.Fprintf(w, "      warning: labels missing: %s\n", strings.Join(missing, ", "))
@@ -160,7 +161,7 @@ func Report(w io.Writer, files []*File) {
 		for _, warn := range failures(f) {
 			fmt.Fprintf(w, "      warning: %s\n", warn)
 		}
-		if why := f.ControlFails(); why != "" {
+		if why := controlFails(f); why != "" {
 			fmt.Fprintf(w, "      warning: %s: no timing verdict from this file\n", why)
 		}
 	}
@@ -285,7 +286,7 @@ func verdict(o Outcome) string {
 
 // failures summarises the failed runs of a file, one line per
 // sub-benchmark.
-func failures(f *File) []string {
+func failures(f *benchfile.File) []string {
 	var out []string
 	for _, n := range f.Names {
 		if why := f.Failed[n]; len(why) > 0 {
@@ -302,7 +303,7 @@ func failures(f *File) []string {
 }
 
 // fileTag is "A: " when several files are given.
-func fileTag(files []*File, i int) string {
+func fileTag(files []*benchfile.File, i int) string {
 	if len(files) < 2 {
 		return ""
 	}
@@ -311,7 +312,7 @@ func fileTag(files []*File, i int) string {
 
 // tags is " [A]" or " [A-B]" naming the files an outcome measured, or
 // " [all]" for a verdict on all of them, when several files are given.
-func tags(all, used []*File, measured bool) string {
+func tags(all, used []*benchfile.File, measured bool) string {
 	if len(all) < 2 {
 		return ""
 	}
@@ -336,33 +337,4 @@ func trim(v float64) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s
-}
-
-// writeUncontended copies the results file at path to w, less the result
-// lines of runs that never saw an uncontended core: what make compare
-// hands benchstat, which would otherwise compare those runs' figures.
-func writeUncontended(w io.Writer, path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	for _, l := range strings.SplitAfter(string(data), "\n") {
-		if strings.HasPrefix(l, "Benchmark") {
-			f := strings.Fields(l)
-			if r := (Run{Values: map[string]float64{}}); len(f) > 3 {
-				for i := 2; i+1 < len(f); i += 2 {
-					if v, err := strconv.ParseFloat(f[i], 64); err == nil {
-						r.Values[f[i+1]] = v
-					}
-				}
-				if contendedRun(r) {
-					continue
-				}
-			}
-		}
-		if _, err := io.WriteString(w, l); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"bpfbench/results/benchfile"
 	"bpfbench/results/stat"
 )
 
@@ -28,7 +29,7 @@ import (
 // f). Every point is the median of the runs (one per -count) with its
 // confidence interval as error bar, as Summarize computes them. It
 // returns the files written.
-func Plots(f *File, dir string) ([]string, error) {
+func Plots(f *benchfile.File, dir string) ([]string, error) {
 	if dir == "" {
 		dir = filepath.Dir(f.Path)
 	}
@@ -50,27 +51,27 @@ func Plots(f *File, dir string) ([]string, error) {
 
 // Figures returns the figures f has data for, named by what they show
 // (dispatcher, trampoline, freplace, tailcall, attach).
-func Figures(f *File) ([]figure, error) {
+func Figures(f *benchfile.File) ([]figure, error) {
 	var figs []figure
 	for _, d := range []struct {
 		what string
-		draw func(*File) (figure, error)
+		draw func(*benchfile.File) (figure, error)
 	}{
 		{"dispatcher", dispatcherPlots},
 		{"trampoline", curvePlots(curve{
 			family: "BenchmarkTrampoline", x: "progs",
 			title: "fentry/fexit programs on an XDP program", xlabel: "tracing programs attached to the XDP program",
-			keep: func(n Name) bool { return n.Keys["target"] == "xdp" },
+			keep: func(n benchfile.Name) bool { return n.Keys["target"] == "xdp" },
 		})},
 		{"freplace", curvePlots(curve{
 			family: "BenchmarkTrampoline", x: "chain",
 			title: "libxdp-style freplace chains", xlabel: "programs in the chain",
-			keep: func(n Name) bool { return n.Keys["target"] == "xdp" },
+			keep: func(n benchfile.Name) bool { return n.Keys["target"] == "xdp" },
 		})},
 		{"tailcall", curvePlots(curve{
 			family: "BenchmarkCall", x: "hops",
 			title: "tail-call chains", xlabel: "tail calls in the chain (hops)",
-			ref: func(Name) bool { return true },
+			ref: func(benchfile.Name) bool { return true },
 		})},
 		{"attach", attachPlots},
 	} {
@@ -283,7 +284,7 @@ func categorical(labels []string) plot.ConstantTicks {
 
 // titled appends a warning to the title of a plot of an emulated guest's
 // file.
-func titled(f *File, t string) string {
+func titled(f *benchfile.File, t string) string {
 	switch {
 	case f.Icount():
 		return t + " [EMULATED GUEST, instruction counts: not times]"
@@ -359,9 +360,9 @@ func (trimmedTicks) Ticks(min, max float64) []plot.Tick {
 }
 
 // estimate summarises one sub-benchmark's unit in f, or reports false.
-func estimate(f *File, name, unit string) (stat.Estimate, bool) {
+func estimate(f *benchfile.File, name, unit string) (stat.Estimate, bool) {
 	runs := f.Runs[name]
-	xs, within := values(runs, unit), values(runs, ci95Units[unit])
+	xs, within := benchfile.Values(runs, unit), benchfile.Values(runs, benchfile.CIUnit(unit))
 	if len(xs) == 0 {
 		return stat.Estimate{}, false
 	}
@@ -372,8 +373,8 @@ func estimate(f *File, name, unit string) (stat.Estimate, bool) {
 }
 
 // names returns f's sub-benchmarks of family satisfying keep.
-func names(f *File, family string, keep func(Name) bool) []Name {
-	var out []Name
+func names(f *benchfile.File, family string, keep func(benchfile.Name) bool) []benchfile.Name {
+	var out []benchfile.Name
 	for _, n := range f.Names {
 		nm := f.Runs[n][0].Name
 		if nm.Family == family && keep(nm) {
@@ -399,8 +400,8 @@ func level(v string) (float64, bool) {
 // the plain indirect call (prog=tc) as a reference. The upper panel is
 // the paired delta to k0, which the machine's speed flips cancel out of;
 // the lower is ns/op itself.
-func dispatcherPlots(f *File) (figure, error) {
-	xdp := names(f, "BenchmarkDispatcher", func(n Name) bool {
+func dispatcherPlots(f *benchfile.File) (figure, error) {
+	xdp := names(f, "BenchmarkDispatcher", func(n benchfile.Name) bool {
 		_, ok := level(n.Keys["dispatcher"])
 		return ok && n.Keys["prog"] == "xdp"
 	})
@@ -491,17 +492,17 @@ type curve struct {
 	// keep selects the family's rows that belong on the plot (nil: all
 	// with a numeric x). A row at x=0 is the baseline every line starts
 	// from.
-	keep func(Name) bool
+	keep func(benchfile.Name) bool
 	// ref selects rows without x drawn as horizontal reference lines.
-	ref func(Name) bool
+	ref func(benchfile.Name) bool
 }
 
 // curvePlots returns a drawer of a curve: one line per combination of the
 // keys other than x that vary, in the paired delta to the family's
 // baseline (when the family reports one) and in ns/op.
-func curvePlots(c curve) func(*File) (figure, error) {
-	return func(f *File) (figure, error) {
-		ns := names(f, c.family, func(n Name) bool {
+func curvePlots(c curve) func(*benchfile.File) (figure, error) {
+	return func(f *benchfile.File) (figure, error) {
+		ns := names(f, c.family, func(n benchfile.Name) bool {
 			_, err := strconv.Atoi(n.Keys[c.x])
 			return err == nil && (c.keep == nil || c.keep(n))
 		})
@@ -511,7 +512,7 @@ func curvePlots(c curve) func(*File) (figure, error) {
 		// A linear axis: a cost per program or per hop is then a straight
 		// line, its slope the increment.
 		var xs []int
-		var zero []Name
+		var zero []benchfile.Name
 		for _, n := range ns {
 			v, _ := strconv.Atoi(n.Keys[c.x])
 			if !slices.Contains(xs, v) {
@@ -535,7 +536,7 @@ func curvePlots(c curve) func(*File) (figure, error) {
 				}
 			}
 		}
-		lineOf := func(n Name) string {
+		lineOf := func(n benchfile.Name) string {
 			var parts []string
 			for _, k := range n.Order {
 				if varying[k] {
@@ -553,9 +554,9 @@ func curvePlots(c curve) func(*File) (figure, error) {
 			}
 			return strings.Join(parts, " ")
 		}
-		var refs []Name
+		var refs []benchfile.Name
 		if c.ref != nil {
-			refs = names(f, c.family, func(n Name) bool { _, has := n.Keys[c.x]; return !has && c.ref(n) })
+			refs = names(f, c.family, func(n benchfile.Name) bool { _, has := n.Keys[c.x]; return !has && c.ref(n) })
 		}
 		var panels []panel
 		cs := colors{}
@@ -627,12 +628,12 @@ func curvePlots(c curve) func(*File) (figure, error) {
 // is named by the values of the keys that vary among the rows, in the
 // order the y axis label gives; the generator alone (action=none) by
 // that.
-func attachPlots(f *File) (figure, error) {
+func attachPlots(f *benchfile.File) (figure, error) {
 	type bar struct {
 		label string
 		e     stat.Estimate
 	}
-	rows := names(f, "BenchmarkAttach", func(Name) bool { return true })
+	rows := names(f, "BenchmarkAttach", func(benchfile.Name) bool { return true })
 	if len(rows) == 0 {
 		return figure{}, nil
 	}
@@ -645,7 +646,7 @@ func attachPlots(f *File) (figure, error) {
 			}
 		}
 	}
-	label := func(n Name) string {
+	label := func(n benchfile.Name) string {
 		if n.Keys["action"] == "none" {
 			return "generator alone"
 		}

@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
+
+	"bpfbench/results/benchfile"
 )
 
 // TestPlotsReadable renders every figure the report draws from the test
@@ -239,7 +241,7 @@ func TestCommittedPlotsReadable(t *testing.T) {
 
 // checkFigures renders every figure of f, reports what checkSVG finds in
 // each under name, and returns how many it rendered.
-func checkFigures(t *testing.T, name string, f *File) int {
+func checkFigures(t *testing.T, name string, f *benchfile.File) int {
 	t.Helper()
 	figs, err := Figures(f)
 	if err != nil {

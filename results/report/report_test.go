@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"bpfbench/results/benchfile"
 	"bpfbench/results/stat"
 )
 
@@ -128,11 +129,11 @@ func TestRulesInOnePlace(t *testing.T) {
 	}
 }
 
-func readTestdata(t *testing.T, names ...string) []*File {
+func readTestdata(t *testing.T, names ...string) []*benchfile.File {
 	t.Helper()
-	var files []*File
+	var files []*benchfile.File
 	for _, n := range names {
-		f, err := ReadFile(filepath.Join("testdata", n))
+		f, err := benchfile.Read(filepath.Join("testdata", n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,36 +142,9 @@ func readTestdata(t *testing.T, names ...string) []*File {
 	return files
 }
 
-func TestReadFile(t *testing.T) {
-	f := readTestdata(t, "retpoline.txt")[0]
-	if got := f.Label("retpoline"); got != "on" {
-		t.Errorf("label retpoline = %q", got)
-	}
-	k16 := "BenchmarkDispatcher/dispatcher=k16/fill=generic/prog=xdp"
-	if n := len(f.Runs[k16]); n != 9 {
-		t.Errorf("%s: %d runs read, want the 9 that did not fail", k16, n)
-	}
-	if why := f.Failed[k16]; len(why) != 1 || !strings.Contains(why[0], "clocks disagree") {
-		t.Errorf("%s: failures %q, want one saying the clocks disagree", k16, why)
-	}
-	if _, ok := f.Failed["BenchmarkDispatcher"]; ok {
-		t.Error("the family's own FAIL line was counted as a failed sub-benchmark")
-	}
-	fentry := "BenchmarkTrampoline/target=helper/attach=fentry"
-	if why := f.Skipped[fentry]; len(why) != 1 || !strings.Contains(why[0], "EPERM") {
-		t.Errorf("%s: skip reasons %q, want the -v log line", fentry, why)
-	}
-	if _, xs, err := f.Select(sel("BenchmarkXDP/prog=drop/size=64", "ns/op")); err != nil || len(xs) != 10 || xs[0] != 7.4 {
-		t.Errorf("select ns/op of XDP drop: %v, %v (benchfmt tidies ns/op to sec/op: want ns)", xs, err)
-	}
-	if _, _, err := f.Select(sel("BenchmarkDispatcher/fill=generic", "ns/op")); err == nil || !strings.Contains(err.Error(), "name more keys") {
-		t.Errorf("an ambiguous selection gave %v", err)
-	}
-}
-
 // verdicts maps an outcome's ID (with the files' tag when there are
 // several) to the verdict.
-func verdicts(files []*File) (map[string]Verdict, map[string]string) {
+func verdicts(files []*benchfile.File) (map[string]Verdict, map[string]string) {
 	v, why := map[string]Verdict{}, map[string]string{}
 	for i := range claims {
 		for _, o := range Evaluate(&claims[i], files) {
@@ -362,11 +336,11 @@ func TestEmulatedGuest(t *testing.T) {
 	if err := os.WriteFile(path, append([]byte("virt: tcg\n"), data...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := ReadFile(path)
+	f, err := benchfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, why := verdicts([]*File{f})
+	got, why := verdicts([]*benchfile.File{f})
 	if got["1.1"] != NoTiming || !strings.Contains(why["1.1"], "emulated") {
 		t.Errorf("claim 1.1 on an emulated guest: %v (%s), want no timing verdict", got["1.1"], why["1.1"])
 	}
@@ -418,8 +392,8 @@ func TestControlRefusesVerdicts(t *testing.T) {
 	if p := binomialTail(5, 0, 0.05); p != 1 {
 		t.Errorf("P(X >= 0) = %v, want 1", p)
 	}
-	mk := func(misses, n int) *File {
-		f := &File{Path: "x.txt", Runs: map[string][]Run{}}
+	mk := func(misses, n int) *benchfile.File {
+		f := &benchfile.File{Path: "x.txt", Runs: map[string][]benchfile.Run{}}
 		name := "BenchmarkXDP/prog=aa/size=64"
 		f.Names = []string{name}
 		for i := range n {
@@ -427,14 +401,14 @@ func TestControlRefusesVerdicts(t *testing.T) {
 			if i < misses {
 				d = 0.5
 			}
-			f.Runs[name] = append(f.Runs[name], Run{Name: ParseName(name), Values: map[string]float64{"delta-ns/op": d, "delta-ci95-ns": 0.05}})
+			f.Runs[name] = append(f.Runs[name], benchfile.Run{Name: benchfile.ParseName(name), Values: map[string]float64{"delta-ns/op": d, "delta-ci95-ns": 0.05}})
 		}
 		return f
 	}
-	if why := mk(1, 20).ControlFails(); why != "" {
+	if why := controlFails(mk(1, 20)); why != "" {
 		t.Errorf("1 miss in 20 refused: %s", why)
 	}
-	if why := mk(6, 20).ControlFails(); !strings.Contains(why, "6 of 20") {
+	if why := controlFails(mk(6, 20)); !strings.Contains(why, "6 of 20") {
 		t.Errorf("6 misses in 20: %q, want a refusal naming them", why)
 	}
 }
@@ -457,19 +431,19 @@ func TestContendedRows(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := ReadFile(path)
+	f, err := benchfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, why := verdicts([]*File{f})
+	got, why := verdicts([]*benchfile.File{f})
 	if got["1.1"] != NoTiming || !strings.Contains(why["1.1"], "contended core") {
 		t.Errorf("claim 1.1 from contended rows: %v (%s), want no timing verdict naming the contention", got["1.1"], why["1.1"])
 	}
-	clean, err := ReadFile(filepath.Join("testdata", "retpoline.txt"))
+	clean, err := benchfile.Read(filepath.Join("testdata", "retpoline.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := verdicts([]*File{clean}); got["1.1"] == NoTiming {
+	if got, _ := verdicts([]*benchfile.File{clean}); got["1.1"] == NoTiming {
 		t.Errorf("claim 1.1 from the same rows uncontended: no timing verdict")
 	}
 }

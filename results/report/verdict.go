@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"bpfbench/results/benchfile"
 	"bpfbench/results/stat"
 )
 
@@ -215,7 +216,7 @@ type Outcome struct {
 	// Shape is set for the judgement of a claim's shape from instruction
 	// counts (Claim.Shape), unset for its timing.
 	Shape    bool
-	Files    []*File
+	Files    []*benchfile.File
 	Verdict  Verdict
 	Estimate stat.Estimate
 	Reason   string
@@ -244,8 +245,8 @@ type judgement struct {
 // agree on its Same labels, or found not measurable when no file has the
 // boot. Files without any result take no part; when no file has one, the
 // outcome says so.
-func Evaluate(c *Claim, files []*File) []Outcome {
-	var usable []*File
+func Evaluate(c *Claim, files []*benchfile.File) []Outcome {
+	var usable []*benchfile.File
 	for _, f := range files {
 		if f.HasResults() {
 			usable = append(usable, f)
@@ -278,7 +279,7 @@ func Evaluate(c *Claim, files []*File) []Outcome {
 	return out
 }
 
-func noResults(files []*File) string {
+func noResults(files []*benchfile.File) string {
 	var parts []string
 	for _, f := range files {
 		parts = append(parts, f.Stem())
@@ -290,7 +291,7 @@ func noResults(files []*File) string {
 }
 
 // judge evaluates one judgement of c on the usable files (of all).
-func judge(c *Claim, j judgement, usable, all []*File) []Outcome {
+func judge(c *Claim, j judgement, usable, all []*benchfile.File) []Outcome {
 	sels := j.measure.sels()
 	var boots []*Boot
 	for _, s := range sels {
@@ -301,11 +302,11 @@ func judge(c *Claim, j judgement, usable, all []*File) []Outcome {
 	if len(boots) == 0 {
 		var out []Outcome
 		for _, f := range usable {
-			out = append(out, evaluateOn(c, j, map[*Boot]*File{nil: f}))
+			out = append(out, evaluateOn(c, j, map[*Boot]*benchfile.File{nil: f}))
 		}
 		return prune(out, all)
 	}
-	candidates := make([][]*File, len(boots))
+	candidates := make([][]*benchfile.File, len(boots))
 	for i, b := range boots {
 		var emulated []string // emulated files of the boot with the rows
 		emulatedBoot := 0     // emulated files of the boot
@@ -316,7 +317,7 @@ func judge(c *Claim, j judgement, usable, all []*File) []Outcome {
 			if !j.shape && f.Emulated() {
 				emulatedBoot++
 				if hasRows(f, sels) {
-					emulated = append(emulated, f.noTiming())
+					emulated = append(emulated, noTiming(f))
 				}
 				continue
 			}
@@ -326,14 +327,14 @@ func judge(c *Claim, j judgement, usable, all []*File) []Outcome {
 			continue
 		}
 		o := Outcome{Claim: c, Shape: j.shape, Files: all, Verdict: NotMeasurable}
-		if emulatedBoot > 0 && len(emulated) == 0 && !slices.ContainsFunc(usable, func(f *File) bool { return !f.Emulated() }) {
+		if emulatedBoot > 0 && len(emulated) == 0 && !slices.ContainsFunc(usable, func(f *benchfile.File) bool { return !f.Emulated() }) {
 			// Only emulated files, those of the boot without the rows:
 			// nothing to say but that.
 			o.Verdict = NoData
 			o.Reason = fmt.Sprintf("%s is not in it", sels[0])
 			return []Outcome{o}
 		}
-		unlabelled := !slices.ContainsFunc(usable, func(f *File) bool { return len(f.MissingLabels(b.Labels)) == 0 })
+		unlabelled := !slices.ContainsFunc(usable, func(f *benchfile.File) bool { return len(f.MissingLabels(b.Labels)) == 0 })
 		switch {
 		case unlabelled:
 			o.Verdict = NoLabels
@@ -352,10 +353,10 @@ func judge(c *Claim, j judgement, usable, all []*File) []Outcome {
 	var out []Outcome
 	var mismatch string
 	for _, pick := range product(candidates) {
-		if len(boots) > 1 && slices.ContainsFunc(pick[1:], func(f *File) bool { return f == pick[0] }) {
+		if len(boots) > 1 && slices.ContainsFunc(pick[1:], func(f *benchfile.File) bool { return f == pick[0] }) {
 			continue // one file cannot be both boots
 		}
-		byBoot := map[*Boot]*File{}
+		byBoot := map[*Boot]*benchfile.File{}
 		for i, b := range boots {
 			byBoot[b] = pick[i]
 		}
@@ -376,12 +377,12 @@ func judge(c *Claim, j judgement, usable, all []*File) []Outcome {
 }
 
 // hasRows reports whether f has a row some selection wants, in f's units.
-func hasRows(f *File, sels []Sel) bool {
+func hasRows(f *benchfile.File, sels []Sel) bool {
 	for _, s := range sels {
 		if f.Icount() {
-			s.Unit = instrsUnit(s.Unit)
+			s.Unit = benchfile.CountedUnit(s.Unit)
 		}
-		if _, _, err := f.Select(s); err == nil {
+		if _, _, err := f.Select(s.Sel); err == nil {
 			return true
 		}
 	}
@@ -390,7 +391,7 @@ func hasRows(f *File, sels []Sel) bool {
 
 // prune drops the outcomes that only say a file has no data when another
 // outcome says more, and merges them into one when none does.
-func prune(out []Outcome, files []*File) []Outcome {
+func prune(out []Outcome, files []*benchfile.File) []Outcome {
 	var kept []Outcome
 	for _, o := range out {
 		if o.Verdict != NoData {
@@ -408,7 +409,7 @@ func prune(out []Outcome, files []*File) []Outcome {
 	return []Outcome{o}
 }
 
-func evaluateOn(c *Claim, j judgement, byBoot map[*Boot]*File) Outcome {
+func evaluateOn(c *Claim, j judgement, byBoot map[*Boot]*benchfile.File) Outcome {
 	o := Outcome{Claim: c, Shape: j.shape}
 	var xs, within [][]float64
 	for _, s := range j.measure.sels() {
@@ -421,26 +422,26 @@ func evaluateOn(c *Claim, j judgement, byBoot map[*Boot]*File) Outcome {
 			// Look for the row as an instruction-count file names it, to
 			// say why it gets no timing verdict rather than that it is
 			// missing.
-			lookup.Unit = instrsUnit(s.Unit)
+			lookup.Unit = benchfile.CountedUnit(s.Unit)
 		}
-		name, x, err := f.Select(lookup)
-		var nm *notMeasurable
+		name, x, err := f.Select(lookup.Sel)
+		var nm *benchfile.SkippedError
 		switch {
 		case errors.As(err, &nm):
-			o.Verdict, o.Reason = NotMeasurable, nm.why
+			o.Verdict, o.Reason = NotMeasurable, nm.Reason
 			return o
-		case errors.Is(err, errContended) && !j.shape:
-			o.Verdict, o.Reason = NoTiming, strings.TrimPrefix(err.Error(), errContended.Error()+": ")
+		case errors.Is(err, benchfile.ErrContended) && !j.shape:
+			o.Verdict, o.Reason = NoTiming, strings.TrimPrefix(err.Error(), benchfile.ErrContended.Error()+": ")
 			return o
-		case errors.Is(err, errNoData):
-			o.Verdict, o.Reason = NoData, strings.TrimPrefix(err.Error(), errNoData.Error()+": ")
+		case errors.Is(err, benchfile.ErrNoData):
+			o.Verdict, o.Reason = NoData, strings.TrimPrefix(err.Error(), benchfile.ErrNoData.Error()+": ")
 			return o
 		case err != nil:
 			o.Verdict, o.Reason = NoData, err.Error()
 			return o
 		}
 		if !j.shape {
-			if why := f.noTiming(); why != "" {
+			if why := noTiming(f); why != "" {
 				o.Verdict, o.Reason = NoTiming, why
 				if f.Icount() && c.Shape != nil {
 					o.Reason += "; the claim's shape is judged from such files (" + c.ID + " shape)"
@@ -452,15 +453,15 @@ func evaluateOn(c *Claim, j judgement, byBoot map[*Boot]*File) Outcome {
 			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s failed and are left out (%s)",
 				len(failed), len(failed)+len(f.Runs[name.String()]), name.Short(), failed[0]))
 		}
-		if n, runs := contended(f, name.String()); n > 0 {
-			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s were measured on a contended core (contended-frac above %.1f) and are left out", n, runs, name.Short(), maxContended))
+		if n, runs := f.Contended(name.String()); n > 0 {
+			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s were measured on a contended core (contended-frac above %.1f) and are left out", n, runs, name.Short(), benchfile.MaxContended))
 		}
 		if n := notBound(f, name.String()); n > 0 {
 			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s were not receiver-bound (rx-bound=0: the generator or losses dominate)",
 				n, len(f.Runs[name.String()]), name.Short()))
 		}
 		xs = append(xs, x)
-		within = append(within, f.Within(lookup))
+		within = append(within, f.Within(lookup.Sel))
 	}
 	if len(o.Files) == 2 && o.Files[0].Label("kernel") != o.Files[1].Label("kernel") && !j.shape {
 		o.Notes = append(o.Notes, fmt.Sprintf("the files come from different kernels (%s, %s): the difference includes whatever else changed between them",
@@ -480,25 +481,9 @@ func evaluateOn(c *Claim, j judgement, byBoot map[*Boot]*File) Outcome {
 	return o
 }
 
-// maxContended is the contended share of a row's calls past which the
-// suite reports all of them, contended ones included
-// (docs/method.md#contention).
-const maxContended = 0.9
-
-// contended counts the runs of name whose figures came from a contended
-// core, and its runs.
-func contended(f *File, name string) (n, runs int) {
-	for _, r := range f.Runs[name] {
-		if v, ok := r.Values["contended-frac"]; ok && v > maxContended {
-			n++
-		}
-	}
-	return n, len(f.Runs[name])
-}
-
 // notBound counts the runs of name that say they did not measure the
 // receiver (an attach run's rx-bound metric is 0).
-func notBound(f *File, name string) int {
+func notBound(f *benchfile.File, name string) int {
 	n := 0
 	for _, r := range f.Runs[name] {
 		if v, ok := r.Values["rx-bound"]; ok && v == 0 {
@@ -509,10 +494,10 @@ func notBound(f *File, name string) int {
 }
 
 // product returns every choice of one element from each list.
-func product(lists [][]*File) [][]*File {
-	out := [][]*File{nil}
+func product(lists [][]*benchfile.File) [][]*benchfile.File {
+	out := [][]*benchfile.File{nil}
 	for _, l := range lists {
-		var next [][]*File
+		var next [][]*benchfile.File
 		for _, prefix := range out {
 			for _, f := range l {
 				next = append(next, append(slices.Clone(prefix), f))
@@ -524,7 +509,7 @@ func product(lists [][]*File) [][]*File {
 }
 
 // differ says which of labels the files disagree on, or "".
-func differ(labels []string, files []*File) string {
+func differ(labels []string, files []*benchfile.File) string {
 	for _, k := range labels {
 		for _, f := range files[1:] {
 			if f.Label(k) != files[0].Label(k) {
@@ -537,7 +522,7 @@ func differ(labels []string, files []*File) string {
 
 // describeBoots says, for each file, the labels boot b reads, or that
 // the file lacks them.
-func describeBoots(files []*File, b *Boot) string {
+func describeBoots(files []*benchfile.File, b *Boot) string {
 	var parts []string
 	for _, f := range files {
 		who := "this file"
