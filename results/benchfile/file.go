@@ -17,11 +17,14 @@ package benchfile
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -181,7 +184,14 @@ func (f *File) readOutcomes(lines []string) {
 			f.Failed[name] = append(f.Failed[name], why)
 		}
 	}
-	for name, whys := range own {
+	// Sub-benchmarks before families: whether a family's line counts
+	// depends on whether a child of it failed.
+	names := slices.Sorted(maps.Keys(own))
+	slices.SortStableFunc(names, func(a, b string) int {
+		return cmp.Compare(len(ParseName(b).Keys), len(ParseName(a).Keys))
+	})
+	for _, name := range names {
+		whys := own[name]
 		if _, ok := f.Failed[name]; ok {
 			continue
 		}

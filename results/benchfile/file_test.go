@@ -118,3 +118,26 @@ func readTestdata(t *testing.T, names ...string) []*File {
 	}
 	return files
 }
+
+// TestFamilyFailLine: go test repeats a sub-benchmark's failure on its
+// family's own line; that line is no failure of its own, however the
+// lines are ordered, and a family that failed by itself is one.
+func TestFamilyFailLine(t *testing.T) {
+	data := []byte("    x_test.go:1: clocks disagree\n--- FAIL: BenchmarkCall/call=tailcall/hops=1-2\n--- FAIL: BenchmarkCall\n" +
+		"    y_test.go:2: no BTF\n--- FAIL: BenchmarkXDP\n")
+	for range 20 { // the order of a map once decided it
+		f, err := Parse("x.txt", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := f.Failed["BenchmarkCall"]; ok {
+			t.Fatalf("the family's own FAIL line was counted as a failure: %q", f.Failed)
+		}
+		if why := f.Failed["BenchmarkCall/call=tailcall/hops=1"]; len(why) != 1 || why[0] != "clocks disagree" {
+			t.Fatalf("the sub-benchmark's failure: %q", why)
+		}
+		if why := f.Failed["BenchmarkXDP"]; len(why) != 1 || why[0] != "no BTF" {
+			t.Fatalf("a family that failed by itself: %q", why)
+		}
+	}
+}

@@ -6,12 +6,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
 // FuzzParse feeds the reader arbitrary files: it may refuse one (a line
 // too long for benchfmt), never panic or hang, and what it reads must be
-// consistent: every name with its runs and back, every
+// consistent: the same twice, every name with its runs and back, every
 // value finite, every selection of a row it read answered. The seeds are
 // the test data and the shapes of line the suite writes (results,
 // failures, skips with their logs, labels, unit lines). The verdicts and
@@ -50,6 +51,13 @@ func FuzzParse(f *testing.F) {
 		file, err := Parse("fuzz.txt", data)
 		if err != nil {
 			return // benchfmt refuses the file (a line too long): said, not a crash
+		}
+		again, err := Parse("fuzz.txt", data)
+		if err != nil {
+			t.Fatalf("the same data read twice: %v", err)
+		}
+		if !reflect.DeepEqual(file, again) {
+			t.Fatal("the same data read twice gives two files")
 		}
 		if len(file.Names) != len(file.Runs) {
 			t.Fatalf("%d names, %d rows", len(file.Names), len(file.Runs))
