@@ -1,218 +1,20 @@
-package main
+package verdict
 
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	"bpfbench/results/benchfile"
+	"bpfbench/results/claims"
 	"bpfbench/results/stat"
 )
-
-// A Verdict is what the files say about a published figure.
-type Verdict int
-
-// The verdicts. The first eight judge a measurement; when each is given
-// is in timingRules and shapeRules, and nowhere else. The others say why
-// there is no judgement.
-const (
-	// NoInterval: the estimate has no interval (one run without a
-	// per-run CI): it is printed, not judged.
-	NoInterval Verdict = iota
-	// Timing verdicts: a measured interval against a published range.
-	Within     // the interval lies inside the published range
-	Overlaps   // the interval overlaps the range and reaches beyond it
-	Outside    // the interval and the range do not overlap
-	CannotTell // a claimed effect whose interval includes 0
-	// Shape verdicts: a change of path length in instruction counts.
-	InShape      // the interval lies on the claimed side
-	NotInShape   // the interval lies on the other side
-	ShapeUnclear // the interval straddles the line
-	// No judgement.
-	NoFigure      // the claim has no published figure
-	NoTiming      // the files that have the data may not be timed
-	NotMeasurable // the files show the kernel cannot measure it
-	NoLabels      // no file has the labels that say which boot it is
-	NoData        // the files have no runs of what measures it
-	NoResults     // the files hold no results at all
-)
-
-var verdictNames = [...]string{
-	NoInterval:    "no interval",
-	Within:        "within the published range",
-	Overlaps:      "overlaps the published range",
-	Outside:       "outside the published range",
-	CannotTell:    "cannot tell from zero",
-	InShape:       "in shape",
-	NotInShape:    "not in shape",
-	ShapeUnclear:  "cannot tell the shape",
-	NoFigure:      "no published figure",
-	NoTiming:      "no timing verdict",
-	NotMeasurable: "not measurable on this kernel",
-	NoLabels:      "labels missing",
-	NoData:        "no data in this file",
-	NoResults:     "no results in this file",
-}
-
-func (v Verdict) String() string { return verdictNames[v] }
-
-// judged reports whether v judges a measurement (the outcome has an
-// estimate).
-func (v Verdict) judged() bool { return v <= ShapeUnclear }
-
-// A rule gives its verdict when its test holds of the measured interval
-// [e.Lo, e.Hi] and the range [lo, hi] the claim allows; the first rule
-// of its table that holds decides. Its text is what docs/report.md and the
-// report's footer print: the one statement of the rule.
-type rule struct {
-	verdict Verdict
-	text    string
-	test    func(e stat.Estimate, value, lo, hi float64) bool
-}
-
-// noIntervalRule comes first in both tables: without an interval there
-// is nothing to hold against a range or a side.
-var noIntervalRule = rule{NoInterval, "the estimate has no interval (one run that reported no per-run interval, or too few runs for one): its value is printed, not judged",
-	func(e stat.Estimate, _, _, _ float64) bool { return !e.Finite() }}
-
-// timingRules judge a measured interval against the published range
-// [Lo, Hi] around the published value (Published).
-var timingRules = []rule{
-	noIntervalRule,
-	{Outside, "the interval and the published range are disjoint: the measurement excludes every value the claim allows",
-		func(e stat.Estimate, _, lo, hi float64) bool { return e.Hi < lo || e.Lo > hi }},
-	{CannotTell, "for a claimed effect (published value not 0), the interval includes 0: this measurement cannot tell the effect from none, wherever the range lies",
-		func(e stat.Estimate, v, _, _ float64) bool { return v != 0 && e.Lo <= 0 && e.Hi >= 0 }},
-	{Within, "the interval lies inside the published range: every value the measurement allows, the claim allows",
-		func(e stat.Estimate, _, lo, hi float64) bool { return e.Lo >= lo && e.Hi <= hi }},
-	{Overlaps, "otherwise: the interval overlaps the range and reaches beyond it, so the measurement allows values the claim does not (for a claimed absence of effect: it cannot rule out an effect the source would have seen)",
-		func(stat.Estimate, float64, float64, float64) bool { return true }},
-}
-
-// shapeRules judge a change of instruction count (the newer kernel minus
-// the older) against the side the claim expects: below 0 for a path that
-// gets shorter, inside ±tol for one that stays (lo and hi are the
-// bounds of that side: -Inf and 0, or -tol and tol).
-var shapeRules = []rule{
-	noIntervalRule,
-	{InShape, "the interval lies on the claimed side: below 0 where the claim has the path get shorter, inside ±4% of the older kernel's count where it has it unchanged",
-		func(e stat.Estimate, _, lo, hi float64) bool {
-			if math.IsInf(lo, -1) {
-				return e.Hi < hi
-			}
-			return e.Lo >= lo && e.Hi <= hi
-		}},
-	{NotInShape, "the interval lies wholly off the claimed side: at or above 0 for a path claimed shorter, beyond ±4% for a path claimed unchanged",
-		func(e stat.Estimate, _, lo, hi float64) bool {
-			if math.IsInf(lo, -1) {
-				return e.Lo >= hi
-			}
-			return e.Hi < lo || e.Lo > hi
-		}},
-	{ShapeUnclear, "otherwise: the interval straddles the edge of the claimed side",
-		func(stat.Estimate, float64, float64, float64) bool { return true }},
-}
-
-// decide applies rules in order.
-func decide(rules []rule, e stat.Estimate, value, lo, hi float64) Verdict {
-	for _, r := range rules {
-		if r.test(e, value, lo, hi) {
-			return r.verdict
-		}
-	}
-	panic("decide: no rule applies")
-}
-
-// Decide judges a measured estimate against a published figure by
-// timingRules, and says why.
-func Decide(p Published, e stat.Estimate) (Verdict, string) {
-	v := decide(timingRules, e, p.Value, p.Lo, p.Hi)
-	ci := "the CI " + interval(e.Lo, e.Hi)
-	allowed := "[" + trim(p.Lo) + ", " + trim(p.Hi) + "]"
-	switch v {
-	case NoInterval:
-		return v, fmt.Sprintf("no CI (%s): %s is not held against %s", e.Method, num(e.Center), allowed)
-	case Outside:
-		where := "below"
-		if e.Lo > p.Hi {
-			where = "above"
-		}
-		return v, fmt.Sprintf("%s lies %s the published range %s", ci, where, allowed)
-	case CannotTell:
-		return v, fmt.Sprintf("%s includes 0: an effect this size cannot be told from none here", ci)
-	case Within:
-		return v, fmt.Sprintf("%s lies inside the published range %s", ci, allowed)
-	}
-	if p.Value == 0 {
-		return v, fmt.Sprintf("%s overlaps %s but reaches beyond it: too wide to rule out an effect", ci, allowed)
-	}
-	return v, fmt.Sprintf("%s overlaps the published range %s and reaches beyond it", ci, allowed)
-}
-
-// DecideShape judges a change of instruction count e (newer minus older
-// kernel, or the kernel with a feature minus the one without) by
-// shapeRules: for a claimed shortening or lengthening against 0, for a
-// claimed absence of change against ±4% of old, the other kernel's count.
-func DecideShape(change Change, e stat.Estimate, old float64) (Verdict, string) {
-	lo, hi := math.Inf(-1), 0.0
-	tol := rateNoise * math.Abs(old)
-	switch change {
-	case Unchanged:
-		lo, hi = -tol, tol
-	case Longer:
-		lo, hi = 0, math.Inf(1)
-	}
-	v := decide(shapeRules, e, 0, lo, hi)
-	ci := "the CI " + interval(e.Lo, e.Hi)
-	band := fmt.Sprintf("±%s instructions (4%% of the older kernel's %s)", num(tol), num(old))
-	switch {
-	case v == NoInterval:
-		return v, fmt.Sprintf("no CI (%s): %s is not held against the claimed side", e.Method, num(e.Center))
-	case change == Shorter && v == InShape:
-		return v, ci + " lies below 0: the path got shorter"
-	case change == Shorter && v == NotInShape:
-		return v, ci + " lies at or above 0: the path did not get shorter"
-	case change == Shorter:
-		return v, ci + " includes 0: shorter or not, this cannot tell"
-	case change == Longer && v == InShape:
-		return v, ci + " lies above 0: the path got longer"
-	case change == Longer && v == NotInShape:
-		return v, ci + " lies at or below 0: the path did not get longer"
-	case change == Longer:
-		return v, ci + " includes 0: longer or not, this cannot tell"
-	case v == InShape:
-		return v, ci + " lies within " + band + ": the path kept its length"
-	case v == NotInShape:
-		return v, ci + " lies wholly outside " + band + ": the path's length changed"
-	}
-	return v, ci + " reaches past " + band + ": unchanged or not, this cannot tell"
-}
-
-// A Change is what a shape claim expects of a path's instruction count.
-type Change int
-
-const (
-	Shorter   Change = iota // the newer kernel's path is shorter
-	Unchanged               // it stays within ±4%
-	Longer                  // the path gets longer (a check added)
-)
-
-func (c Change) String() string {
-	switch c {
-	case Unchanged:
-		return "unchanged"
-	case Longer:
-		return "longer"
-	}
-	return "shorter"
-}
 
 // An Outcome is a claim evaluated on one file, or one pair of files for a
 // claim that needs two boots.
 type Outcome struct {
-	Claim *Claim
+	Claim *claims.Claim
 	// Shape is set for the judgement of a claim's shape from instruction
 	// counts (Claim.Shape), unset for its timing.
 	Shape    bool
@@ -235,7 +37,7 @@ func (o Outcome) ID() string {
 // published figure, or its shape in instruction counts.
 type judgement struct {
 	shape   bool
-	measure Measure
+	measure claims.Measure
 	same    []string
 }
 
@@ -245,7 +47,7 @@ type judgement struct {
 // agree on its Same labels, or found not measurable when no file has the
 // boot. Files without any result take no part; when no file has one, the
 // outcome says so.
-func Evaluate(c *Claim, files []*benchfile.File) []Outcome {
+func Evaluate(c *claims.Claim, files []*benchfile.File) []Outcome {
 	var usable []*benchfile.File
 	for _, f := range files {
 		if f.HasResults() {
@@ -291,9 +93,9 @@ func noResults(files []*benchfile.File) string {
 }
 
 // judge evaluates one judgement of c on the usable files (of all).
-func judge(c *Claim, j judgement, usable, all []*benchfile.File) []Outcome {
-	sels := j.measure.sels()
-	var boots []*Boot
+func judge(c *claims.Claim, j judgement, usable, all []*benchfile.File) []Outcome {
+	sels := j.measure.Sels()
+	var boots []*claims.Boot
 	for _, s := range sels {
 		if s.Boot != nil && !slices.Contains(boots, s.Boot) {
 			boots = append(boots, s.Boot)
@@ -302,7 +104,7 @@ func judge(c *Claim, j judgement, usable, all []*benchfile.File) []Outcome {
 	if len(boots) == 0 {
 		var out []Outcome
 		for _, f := range usable {
-			out = append(out, evaluateOn(c, j, map[*Boot]*benchfile.File{nil: f}))
+			out = append(out, evaluateOn(c, j, map[*claims.Boot]*benchfile.File{nil: f}))
 		}
 		return prune(out, all)
 	}
@@ -356,7 +158,7 @@ func judge(c *Claim, j judgement, usable, all []*benchfile.File) []Outcome {
 		if len(boots) > 1 && slices.ContainsFunc(pick[1:], func(f *benchfile.File) bool { return f == pick[0] }) {
 			continue // one file cannot be both boots
 		}
-		byBoot := map[*Boot]*benchfile.File{}
+		byBoot := map[*claims.Boot]*benchfile.File{}
 		for i, b := range boots {
 			byBoot[b] = pick[i]
 		}
@@ -377,7 +179,7 @@ func judge(c *Claim, j judgement, usable, all []*benchfile.File) []Outcome {
 }
 
 // hasRows reports whether f has a row some selection wants, in f's units.
-func hasRows(f *benchfile.File, sels []Sel) bool {
+func hasRows(f *benchfile.File, sels []claims.Sel) bool {
 	for _, s := range sels {
 		if f.Icount() {
 			s.Unit = benchfile.CountedUnit(s.Unit)
@@ -409,10 +211,10 @@ func prune(out []Outcome, files []*benchfile.File) []Outcome {
 	return []Outcome{o}
 }
 
-func evaluateOn(c *Claim, j judgement, byBoot map[*Boot]*benchfile.File) Outcome {
+func evaluateOn(c *claims.Claim, j judgement, byBoot map[*claims.Boot]*benchfile.File) Outcome {
 	o := Outcome{Claim: c, Shape: j.shape}
 	var xs, within [][]float64
-	for _, s := range j.measure.sels() {
+	for _, s := range j.measure.Sels() {
 		f := byBoot[s.Boot]
 		if !slices.Contains(o.Files, f) {
 			o.Files = append(o.Files, f)
@@ -522,7 +324,7 @@ func differ(labels []string, files []*benchfile.File) string {
 
 // describeBoots says, for each file, the labels boot b reads, or that
 // the file lacks them.
-func describeBoots(files []*benchfile.File, b *Boot) string {
+func describeBoots(files []*benchfile.File, b *claims.Boot) string {
 	var parts []string
 	for _, f := range files {
 		who := "this file"
@@ -540,23 +342,4 @@ func describeBoots(files []*benchfile.File, b *Boot) string {
 		parts = append(parts, who+": "+strings.Join(ls, " "))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// interval formats [lo, hi].
-func interval(lo, hi float64) string {
-	return "[" + num(lo) + ", " + num(hi) + "]"
-}
-
-// num formats a value in ns: two decimals below 100, one above, ∞ for
-// no bound.
-func num(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "+∞"
-	case math.IsInf(v, -1):
-		return "-∞"
-	case math.Abs(v) >= 100:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
 }
