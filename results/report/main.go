@@ -37,6 +37,7 @@ import (
 	"strings"
 
 	"bpfbench/results/benchfile"
+	"bpfbench/results/drift"
 	"bpfbench/results/verdict"
 )
 
@@ -50,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	plots := fs.Bool("plots", true, "write SVG plots next to each results file")
 	plotDir := fs.String("plotdir", "", "write the plots here instead of next to the results files")
-	drift := fs.Bool("drift", false, "given two files A and B: how far their rows moved together, and which moved beyond that (no verdicts, no plots)")
+	compare := fs.Bool("drift", false, "given two files A and B: how far their rows moved together, and which moved beyond that (no verdicts, no plots)")
 	uncontended := fs.Bool("uncontended", false, "given one file: print it without the result lines of rows that never saw an uncontended core (contended-frac above 0.9), for benchstat")
 	allUnits := fs.Bool("all", false, "with -drift: also the shift in ns/op")
 	aaDir := fs.String("aa", "results/aa", "with -drift: the `directory` of A/A pairs (<runstamp>-<name>-aa1.txt, -aa2.txt); the newest pair of A's machine sets the noise floor")
@@ -85,21 +86,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		files = append(files, f)
 	}
-	if *drift {
+	if *compare {
 		if len(files) != 2 {
 			fmt.Fprintf(stderr, "report: -drift compares two files, not %d\n", len(files))
 			return 2
 		}
 		if files[0].Icount() && files[1].Icount() {
-			ReportExact(stdout, files[0], files[1])
+			drift.ReportExact(stdout, files[0], files[1])
 			return 0
 		}
-		aa, _ := FindAA(*aaDir, files[0])
-		units := driftUnits
+		aa, _ := drift.FindAA(*aaDir, files[0])
+		units := drift.Units
 		if *allUnits {
-			units = allDriftUnits
+			units = drift.AllUnits
 		}
-		ReportDrift(stdout, files[0], files[1], aa, units)
+		drift.Report(stdout, files[0], files[1], aa, units)
 		return 0
 	}
 	verdict.Report(stdout, files)

@@ -1,4 +1,4 @@
-package main
+package drift
 
 import (
 	"fmt"
@@ -22,8 +22,8 @@ import (
 // exactUnits are the units compared, in order.
 var exactUnits = []string{"instrs/op", "delta-instrs/op"}
 
-// A countRow is one row's count in two files.
-type countRow struct {
+// A Count is one row's count in two files.
+type Count struct {
 	Name string
 	A, B float64
 	// Exact says the kernel's loop timed the row in both files.
@@ -34,14 +34,14 @@ type countRow struct {
 }
 
 // Counts are the rows both files hold in unit, in A's order.
-func Counts(a, b *benchfile.File, unit string) []countRow {
-	var rows []countRow
+func Counts(a, b *benchfile.File, unit string) []Count {
+	var rows []Count
 	for _, name := range a.Names {
 		av, bv := benchfile.Values(a.Runs[name], unit), benchfile.Values(b.Runs[name], unit)
 		if len(av) == 0 || len(bv) == 0 {
 			continue
 		}
-		r := countRow{Name: name, A: stat.Median(av), B: stat.Median(bv),
+		r := Count{Name: name, A: stat.Median(av), B: stat.Median(bv),
 			Exact:  kernelTimed(a.Runs[name]) && kernelTimed(b.Runs[name]),
 			Spread: math.Max(spread(av), spread(bv))}
 		rows = append(rows, r)
