@@ -38,6 +38,7 @@ import (
 
 	"bpfbench/results/benchfile"
 	"bpfbench/results/drift"
+	"bpfbench/results/plots"
 	"bpfbench/results/verdict"
 )
 
@@ -49,7 +50,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	plots := fs.Bool("plots", true, "write SVG plots next to each results file")
+	draw := fs.Bool("plots", true, "write SVG plots next to each results file")
 	plotDir := fs.String("plotdir", "", "write the plots here instead of next to the results files")
 	compare := fs.Bool("drift", false, "given two files A and B: how far their rows moved together, and which moved beyond that (no verdicts, no plots)")
 	uncontended := fs.Bool("uncontended", false, "given one file: print it without the result lines of rows that never saw an uncontended core (contended-frac above 0.9), for benchstat")
@@ -108,12 +109,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "report: no results in %s: nothing to judge\n", strings.Join(fs.Args(), ", "))
 		return 1
 	}
-	if !*plots {
+	if !*draw {
 		return 0
 	}
 	status := 0
 	for _, f := range files {
-		written, err := Plots(f, *plotDir)
+		written, err := plots.Write(f, *plotDir)
 		for _, w := range written {
 			fmt.Fprintf(stdout, "wrote %s\n", w)
 		}
@@ -123,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	// Across files: instruction counts per kernel, when two kernels have them.
-	if w, err := writeKernelPlot(files, *plotDir); err != nil {
+	if w, err := plots.WriteKernels(files, *plotDir); err != nil {
 		fmt.Fprintf(stderr, "report: kernel plot: %v\n", err)
 		status = 1
 	} else if w != "" {

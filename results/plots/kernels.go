@@ -1,4 +1,4 @@
-package main
+package plots
 
 import (
 	"fmt"
@@ -123,9 +123,10 @@ func kernelFigure(files []*benchfile.File) (figure, bool, error) {
 	return fig, len(fig.panels) > 0, nil
 }
 
-// writeKernelPlot writes the kernel figure of files, if there is one, as
-// icount-kernels.svg in dir (default: next to the first such file).
-func writeKernelPlot(files []*benchfile.File, dir string) (string, error) {
+// WriteKernels writes the kernel figure of files, if there is one, as
+// icount-kernels.svg in dir (default: next to the first such file), and
+// returns its path, or "" when there is none.
+func WriteKernels(files []*benchfile.File, dir string) (string, error) {
 	fig, ok, err := kernelFigure(files)
 	if err != nil || !ok {
 		return "", err

@@ -1,4 +1,4 @@
-package main
+package plots
 
 import (
 	"bytes"
@@ -10,12 +10,12 @@ import (
 )
 
 // FuzzFigures feeds what the results reader makes of arbitrary files to
-// the plots: none may panic or hang, and a figure that renders is SVG. The seeds
-// are the test data and the shapes of line the suite writes (results,
-// failures, skips with their logs, labels, unit lines). An execution
-// renders SVG and takes milliseconds: .ci/fuzz bounds the minimization of
-// what it finds (-fuzzminimizetime), which otherwise takes up to a minute
-// per new input.
+// the plots: none may panic or hang, and a figure that renders is an SVG
+// document. The seeds are the test data and the shapes of line the suite
+// writes (results, failures, skips with their logs, labels, unit lines).
+// An execution renders SVG and takes milliseconds: .ci/fuzz bounds the
+// minimization of what it finds (-fuzzminimizetime), which otherwise
+// takes up to a minute per new input.
 func FuzzFigures(f *testing.F) {
 	for _, name := range []string{"retpoline.txt", "mitigations-off.txt", "icount-6.12.txt", "icount-7.0.txt"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
@@ -50,13 +50,18 @@ func FuzzFigures(f *testing.F) {
 		if err != nil {
 			return // benchfmt refuses the file (a line too long): said, not a crash
 		}
-		figs, err := Figures(file)
+		figs, err := figures(file)
 		if err != nil {
 			return // a plotter refusing its data (gonum's errors) is reported, not a crash
 		}
 		for _, fig := range figs {
-			if _, err := fig.render(); err != nil {
+			svg, err := fig.render()
+			if err != nil {
 				t.Logf("render %s: %v", fig.what, err)
+				continue
+			}
+			if !bytes.HasPrefix(svg, []byte("<?xml")) || !bytes.Contains(svg, []byte("</svg>")) {
+				t.Fatalf("render %s: not an SVG document: %.80q", fig.what, svg)
 			}
 		}
 	})

@@ -1,4 +1,4 @@
-package main
+package plots
 
 import (
 	"os"
@@ -33,9 +33,9 @@ func TestKernelFigure(t *testing.T) {
 		t.Errorf("kernel plot: %s", problem)
 	}
 	dir := t.TempDir()
-	path, err := writeKernelPlot([]*benchfile.File{b, a}, dir)
+	path, err := WriteKernels([]*benchfile.File{b, a}, dir)
 	if err != nil || path != filepath.Join(dir, "icount-kernels.svg") {
-		t.Fatalf("writeKernelPlot = %q, %v", path, err)
+		t.Fatalf("WriteKernels = %q, %v", path, err)
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Error(err)

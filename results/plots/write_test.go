@@ -1,4 +1,4 @@
-package main
+package plots
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 func TestPlots(t *testing.T) {
 	dir := t.TempDir()
 	files := readTestdata(t, "retpoline.txt", "mitigations-off.txt")
-	written, err := Plots(files[0], dir)
+	written, err := Write(files[0], dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestPlots(t *testing.T) {
 		t.Error("the tail-call plot does not draw the chain as one line named call=tailcall")
 	}
 	// The mitigations=off file has only the baseline and prog=tc: no curve.
-	if written, err := Plots(files[1], dir); err != nil || len(written) != 0 {
+	if written, err := Write(files[1], dir); err != nil || len(written) != 0 {
 		t.Errorf("plots of a file without curves: %v, %v", written, err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package plots
 
 import (
 	"path/filepath"

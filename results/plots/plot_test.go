@@ -1,4 +1,4 @@
-package main
+package plots
 
 import (
 	"bytes"
@@ -243,7 +243,7 @@ func TestCommittedPlotsReadable(t *testing.T) {
 // each under name, and returns how many it rendered.
 func checkFigures(t *testing.T, name string, f *benchfile.File) int {
 	t.Helper()
-	figs, err := Figures(f)
+	figs, err := figures(f)
 	if err != nil {
 		t.Fatal(err)
 	}
