@@ -6,7 +6,7 @@
 // For every claim it prints the published figure converted to ns per
 // packet or call, the value measured here with its 95% confidence
 // interval, and a verdict: within, overlapping or outside the published
-// range, or cannot tell from zero (the rules: timingRules in verdict.go,
+// range, or cannot tell from zero (the rules: timingRules in results/verdict,
 // docs/report.md); for a claim about path length, whether instruction
 // counts of two kernels are in shape; or why there is no verdict (no
 // timing verdict from an emulated or instruction-count file or one whose
@@ -16,16 +16,23 @@
 // each file's boot from its labels (mitigations, retpoline, cfi).
 //
 // With -drift and two files A and B it prints instead how far their rows
-// moved together and which rows moved beyond that (see Drift), and which
+// moved together and which rows moved beyond that (results/drift), and which
 // of those beyond the machine's noise (an A/A pair of its own, -aa):
 // what `make compare` adds to benchstat's table. Two instruction-count
-// files compare as counts instead (ReportExact).
+// files compare as counts instead (drift.ReportExact).
 //
 //	go run ./results/report -drift A.txt B.txt
 //
 // Plots are written as SVG next to each results file:
 // <stem>-dispatcher.svg, -trampoline.svg, -tailcall.svg, -attach.svg,
 // each only when the file has that family's data.
+//
+// The work is done by packages under results/, which import one way, as
+// x/perf's benchfmt, benchproc and benchmath do: benchfile reads a results
+// file, stat estimates from its values, claims is the table of published
+// figures, verdict judges them and prints the report, drift compares two
+// runs, plots draws the figures. This command parses the flags and picks
+// which of them runs.
 package main
 
 import (
