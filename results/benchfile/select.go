@@ -133,6 +133,7 @@ func (f *File) skipReason(s Sel) string {
 // recorded, or its family ran without it.
 type SkippedError struct{ Reason string }
 
+// Error is the reason.
 func (e *SkippedError) Error() string { return e.Reason }
 
 // Values is the runs' values in unit, in file order (none for unit ""),

@@ -65,6 +65,7 @@ var verdictNames = [...]string{
 	NoResults:     "no results in this file",
 }
 
+// String is the verdict as the report prints it.
 func (v Verdict) String() string { return verdictNames[v] }
 
 // judged reports whether v judges a measurement (the outcome has an
