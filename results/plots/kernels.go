@@ -1,4 +1,4 @@
-package main
+package plots
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"gonum.org/v1/plot"
+
+	"bpfbench/results/benchfile"
 )
 
 // A mechanism is one path whose instruction count the kernel plot follows
@@ -60,8 +62,8 @@ func releaseKey(r string) [3]int {
 // kernels of the instruction-counting files among files, one x position
 // per kernel (in version order; the first file of each kernel). It
 // reports false when fewer than two kernels have such files.
-func kernelFigure(files []*File) (figure, bool, error) {
-	byKernel := map[string]*File{}
+func kernelFigure(files []*benchfile.File) (figure, bool, error) {
+	byKernel := map[string]*benchfile.File{}
 	var kernels []string
 	for _, f := range files {
 		k := f.Label("kernel")
@@ -121,9 +123,10 @@ func kernelFigure(files []*File) (figure, bool, error) {
 	return fig, len(fig.panels) > 0, nil
 }
 
-// writeKernelPlot writes the kernel figure of files, if there is one, as
-// icount-kernels.svg in dir (default: next to the first such file).
-func writeKernelPlot(files []*File, dir string) (string, error) {
+// WriteKernels writes the kernel figure of files, if there is one, as
+// icount-kernels.svg in dir (default: next to the first such file), and
+// returns its path, or "" when there is none.
+func WriteKernels(files []*benchfile.File, dir string) (string, error) {
 	fig, ok, err := kernelFigure(files)
 	if err != nil || !ok {
 		return "", err

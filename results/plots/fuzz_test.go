@@ -1,22 +1,22 @@
-package main
+package plots
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"bpfbench/results/benchfile"
 )
 
-// FuzzParse feeds the results reader arbitrary files, and what it makes of
-// them to every claim, the report and the plots: none may panic or hang,
-// and a file read without error must be usable by all of them. The seeds
-// are the test data and the shapes of line the suite writes (results,
-// failures, skips with their logs, labels, unit lines). An execution
-// renders SVG and takes milliseconds: .ci/fuzz bounds the minimization of
-// what it finds (-fuzzminimizetime), which otherwise takes up to a minute
-// per new input.
-func FuzzParse(f *testing.F) {
+// FuzzFigures feeds what the results reader makes of arbitrary files to
+// the plots: none may panic or hang, and a figure that renders is an SVG
+// document. The seeds are the test data and the shapes of line the suite
+// writes (results, failures, skips with their logs, labels, unit lines).
+// An execution renders SVG and takes milliseconds: .ci/fuzz bounds the
+// minimization of what it finds (-fuzzminimizetime), which otherwise
+// takes up to a minute per new input.
+func FuzzFigures(f *testing.F) {
 	for _, name := range []string{"retpoline.txt", "mitigations-off.txt", "icount-6.12.txt", "icount-7.0.txt"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
@@ -46,31 +46,22 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		file, err := Parse("fuzz.txt", data)
+		file, err := benchfile.Parse("fuzz.txt", data)
 		if err != nil {
 			return // benchfmt refuses the file (a line too long): said, not a crash
 		}
-		other, err := Parse("other.txt", data)
-		if err != nil {
-			t.Fatalf("the same data read twice: %v", err)
-		}
-		for _, files := range [][]*File{{file}, {file, other}} {
-			for i := range claims {
-				for _, o := range Evaluate(&claims[i], files) {
-					if o.Claim == nil || o.Verdict.String() == "" || len(o.Files) == 0 {
-						t.Fatalf("claim %s: an outcome without claim, verdict or files: %+v", claims[i].ID, o)
-					}
-				}
-			}
-		}
-		Report(io.Discard, []*File{file})
-		figs, err := Figures(file)
+		figs, err := figures(file)
 		if err != nil {
 			return // a plotter refusing its data (gonum's errors) is reported, not a crash
 		}
 		for _, fig := range figs {
-			if _, err := fig.render(); err != nil {
+			svg, err := fig.render()
+			if err != nil {
 				t.Logf("render %s: %v", fig.what, err)
+				continue
+			}
+			if !bytes.HasPrefix(svg, []byte("<?xml")) || !bytes.Contains(svg, []byte("</svg>")) {
+				t.Fatalf("render %s: not an SVG document: %.80q", fig.what, svg)
 			}
 		}
 	})

@@ -1,9 +1,11 @@
-package main
+package plots
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"bpfbench/results/benchfile"
 )
 
 // TestKernelFigure: two instruction-counting kernels make the kernel plot,
@@ -12,10 +14,10 @@ func TestKernelFigure(t *testing.T) {
 	a := readTestdata(t, "icount-7.0.txt")[0]
 	b := readTestdata(t, "icount-6.12.txt")[0]
 	timed := readTestdata(t, "retpoline.txt")[0]
-	if _, ok, err := kernelFigure([]*File{a, timed}); ok || err != nil {
+	if _, ok, err := kernelFigure([]*benchfile.File{a, timed}); ok || err != nil {
 		t.Errorf("one instruction-counting kernel drew a kernel plot (err %v)", err)
 	}
-	fig, ok, err := kernelFigure([]*File{a, b, timed})
+	fig, ok, err := kernelFigure([]*benchfile.File{a, b, timed})
 	if err != nil || !ok {
 		t.Fatalf("two kernels: no kernel plot (err %v)", err)
 	}
@@ -31,9 +33,9 @@ func TestKernelFigure(t *testing.T) {
 		t.Errorf("kernel plot: %s", problem)
 	}
 	dir := t.TempDir()
-	path, err := writeKernelPlot([]*File{b, a}, dir)
+	path, err := WriteKernels([]*benchfile.File{b, a}, dir)
 	if err != nil || path != filepath.Join(dir, "icount-kernels.svg") {
-		t.Fatalf("writeKernelPlot = %q, %v", path, err)
+		t.Fatalf("WriteKernels = %q, %v", path, err)
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Error(err)

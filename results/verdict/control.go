@@ -1,8 +1,10 @@
-package main
+package verdict
 
 import (
 	"fmt"
 	"math"
+
+	"bpfbench/results/benchfile"
 )
 
 // The A/A control rows: a family's baseline measured against itself
@@ -16,7 +18,7 @@ import (
 const controlMissAlpha = 0.01
 
 // isControl says whether a sub-benchmark is an A/A control row.
-func isControl(n Name) bool {
+func isControl(n benchfile.Name) bool {
 	for _, v := range n.Keys {
 		if v == "aa" {
 			return true
@@ -25,9 +27,9 @@ func isControl(n Name) bool {
 	return false
 }
 
-// Control counts the A/A control runs of the file and those whose 95%
+// control counts the A/A control runs of the file and those whose 95%
 // interval (delta-ns/op ± delta-ci95-ns) misses 0.
-func (f *File) Control() (runs, misses int) {
+func control(f *benchfile.File) (runs, misses int) {
 	for _, name := range f.Names {
 		for _, r := range f.Runs[name] {
 			if !isControl(r.Name) {
@@ -47,11 +49,11 @@ func (f *File) Control() (runs, misses int) {
 	return runs, misses
 }
 
-// ControlFails says why the file's intervals cannot be trusted, or "":
+// controlFails says why the file's intervals cannot be trusted, or "":
 // its A/A runs missed 0 more often than honest 95% intervals would with
 // probability controlMissAlpha.
-func (f *File) ControlFails() string {
-	runs, misses := f.Control()
+func controlFails(f *benchfile.File) string {
+	runs, misses := control(f)
 	if runs == 0 || binomialTail(runs, misses, 0.05) >= controlMissAlpha {
 		return ""
 	}
@@ -72,4 +74,17 @@ func binomialTail(n, k int, p float64) float64 {
 		sum += math.Exp(lc - la - lb + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
 	}
 	return math.Min(sum, 1)
+}
+
+// noTiming says why no timing verdict may be drawn from the file, or "":
+// it comes from an emulated guest, counts instructions, or fails its A/A
+// control.
+func noTiming(f *benchfile.File) string {
+	switch {
+	case f.Icount():
+		return f.Stem() + " holds instruction counts (virt: tcg-icount), not times: it can show a path getting longer or shorter, never what it costs"
+	case f.Emulated():
+		return f.Stem() + " comes from an emulated guest (virt: " + f.Label("virt") + "): its timings show that the code ran, they are not measurements"
+	}
+	return controlFails(f)
 }

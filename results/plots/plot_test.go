@@ -1,4 +1,4 @@
-package main
+package plots
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
+
+	"bpfbench/results/benchfile"
 )
 
 // TestPlotsReadable renders every figure the report draws from the test
@@ -239,9 +241,9 @@ func TestCommittedPlotsReadable(t *testing.T) {
 
 // checkFigures renders every figure of f, reports what checkSVG finds in
 // each under name, and returns how many it rendered.
-func checkFigures(t *testing.T, name string, f *File) int {
+func checkFigures(t *testing.T, name string, f *benchfile.File) int {
 	t.Helper()
-	figs, err := Figures(f)
+	figs, err := figures(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,13 @@
-package main
+// Package stat estimates a quantity, with its confidence interval, from
+// the runs of a benchmark: one sub-benchmark's runs (Summarize), or the
+// difference of two sets of runs (Shift).
+//
+// It states the assumptions it makes as benchstat's benchmath does: with
+// enough runs none (order statistics, the Mann-Whitney U test), because
+// the runs of one machine are not normal; with fewer, that they are,
+// and an Estimate carries that caveat for whoever prints it. It knows
+// nothing of results files: it takes the values, the caller picks them.
+package stat
 
 import (
 	"fmt"
@@ -25,15 +34,19 @@ type Estimate struct {
 
 // The caveats of Estimate.
 const (
-	caveatOneRun = "one run: interval from that run only"
-	caveatNoCI   = "one run without a per-run interval: run with -count 6 or more"
+	// CaveatOneRun: the interval is the suite's own over the paired
+	// rounds of one run.
+	CaveatOneRun = "one run: interval from that run only"
+	// CaveatNoCI: one run that reported no interval of its own.
+	CaveatNoCI = "one run without a per-run interval: run with -count 6 or more"
 )
 
 func caveatFew(n int) string {
 	return fmt.Sprintf("%d runs: Student-t interval, assumes normal runs", n)
 }
 
-func (e Estimate) finite() bool { return !math.IsInf(e.Lo, 0) && !math.IsInf(e.Hi, 0) }
+// Finite reports whether e has an interval: both bounds finite.
+func (e Estimate) Finite() bool { return !math.IsInf(e.Lo, 0) && !math.IsInf(e.Hi, 0) }
 
 // minRuns is the number of runs from which the distribution-free median
 // interval benchstat uses exists at 95% (it needs 6).
@@ -59,9 +72,9 @@ func Summarize(xs, within []float64) Estimate {
 		}
 		return Estimate{m, lo, hi, fmt.Sprintf("mean of %d runs; Student-t CI across the runs, fewer than %d runs: assumes normal", n, minRuns), caveatFew(n)}
 	case n == 1 && len(within) == 1 && within[0] >= 0:
-		return Estimate{xs[0], xs[0] - within[0], xs[0] + within[0], "one run: the suite's CI over the paired rounds of that run", caveatOneRun}
+		return Estimate{xs[0], xs[0] - within[0], xs[0] + within[0], "one run: the suite's CI over the paired rounds of that run", CaveatOneRun}
 	case n == 1:
-		return Estimate{xs[0], math.Inf(-1), math.Inf(1), "one run and no CI", caveatNoCI}
+		return Estimate{xs[0], math.Inf(-1), math.Inf(1), "one run and no CI", CaveatNoCI}
 	}
 	panic("Summarize: no values")
 }
@@ -107,11 +120,11 @@ func Shift(a, b, wa, wb []float64) Estimate {
 		return Estimate{ma - mb, ma - mb - t*se, ma - mb + t*se, fmt.Sprintf("difference of means of %d vs %d runs; Welch t CI, fewer than 4 runs a side: assumes normal", na, nb), caveatFew(min(na, nb))}
 	case na == 1 && nb == 1 && len(wa) == 1 && len(wb) == 1 && wa[0] >= 0 && wb[0] >= 0:
 		h := math.Hypot(wa[0], wb[0])
-		return Estimate{a[0] - b[0], a[0] - b[0] - h, a[0] - b[0] + h, "one run a side: the suite's CIs over the paired rounds of each, combined", caveatOneRun}
+		return Estimate{a[0] - b[0], a[0] - b[0] - h, a[0] - b[0] + h, "one run a side: the suite's CIs over the paired rounds of each, combined", CaveatOneRun}
 	}
 	caveat := caveatFew(min(na, nb))
 	if min(na, nb) == 1 {
-		caveat = caveatNoCI
+		caveat = CaveatNoCI
 	}
 	return Estimate{stats.Mean(a) - stats.Mean(b), math.Inf(-1), math.Inf(1), fmt.Sprintf("%d vs %d runs: too few for a CI", na, nb), caveat}
 }
@@ -166,3 +179,6 @@ func uCounts(n, m int) []float64 {
 	}
 	return c
 }
+
+// Median is the median of vs.
+func Median(vs []float64) float64 { return stats.Sample{Xs: vs}.Quantile(0.5) }

@@ -1,19 +1,33 @@
-package main
+// Package benchfile reads the results files `go test -bench` writes for
+// this suite: the configuration lines (labels) that say which machine and
+// boot a file comes from, every run of every sub-benchmark, and why a
+// sub-benchmark failed or was skipped, from the log lines go test prints
+// with it.
+//
+// It sits on golang.org/x/perf/benchfmt as benchproc does, and adds what
+// this suite's files need: a file is read whole, because a verdict is
+// drawn from one file's runs; a line benchfmt cannot read is recorded and
+// skipped, never fatal, because a failed run prints `--- FAIL` where its
+// numbers would be and the other runs still count; and a selection (Sel)
+// names one sub-benchmark and unit, and says why a file has no data for
+// it (not run, skipped with a reason, measured only on a contended core).
+// It judges nothing: the claims, the verdicts, the drift and the plots
+// are drawn by the packages above it.
+package benchfile
 
 import (
 	"bytes"
-	"errors"
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
-
-	"bpfbench/bpf/units"
 )
 
 // A File is one results file as `go test -bench` wrote it: the
@@ -42,62 +56,12 @@ type Run struct {
 	Values map[string]float64 // by unit as printed (ns/op, not sec/op)
 }
 
-// A Name is a sub-benchmark name split into the family and its
-// /key=value parts.
-type Name struct {
-	Family string            // "BenchmarkDispatcher"
-	Keys   map[string]string // dispatcher=k0, fill=none, prog=xdp
-	Order  []string          // the keys as they appear in the name
-}
-
-func (n Name) String() string {
-	var b strings.Builder
-	b.WriteString(n.Family)
-	for _, k := range n.Order {
-		b.WriteString("/" + k)
-		if v := n.Keys[k]; v != "" {
-			b.WriteString("=" + v)
-		}
-	}
-	return b.String()
-}
-
-// Short is the name without the family.
-func (n Name) Short() string {
-	return strings.TrimPrefix(strings.TrimPrefix(n.String(), n.Family), "/")
-}
-
-// ParseName splits "BenchmarkX/a=1/b=2" (with or without the Benchmark
-// prefix and the -<GOMAXPROCS> suffix) into its family and keys. A part
-// without '=' is kept as a key with an empty value.
-func ParseName(s string) Name {
-	if !strings.HasPrefix(s, "Benchmark") {
-		s = "Benchmark" + s
-	}
-	s = stripProcs(s)
-	parts := strings.Split(s, "/")
-	n := Name{Family: parts[0], Keys: map[string]string{}}
-	for _, p := range parts[1:] {
-		k, v, _ := strings.Cut(p, "=")
-		n.Keys[k] = v
-		n.Order = append(n.Order, k)
-	}
-	return n
-}
-
-var procsSuffix = regexp.MustCompile(`-[0-9]+$`)
-
-// stripProcs removes the -<GOMAXPROCS> suffix go test appends to a name.
-// The suite's style forbids values ending in -<digits>, so the suffix is
-// never part of a value.
-func stripProcs(s string) string { return procsSuffix.ReplaceAllString(s, "") }
-
 // outcomeLine matches the lines go test prints for a failed or skipped
 // (sub-)benchmark; on a result line they replace the numbers.
 var outcomeLine = regexp.MustCompile(`--- (FAIL|SKIP): (Benchmark\S*)`)
 
-// ReadFile reads a results file (see Parse).
-func ReadFile(path string) (*File, error) {
+// Read reads the results file at path (see Parse).
+func Read(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -137,7 +101,7 @@ func Parse(path string, data []byte) (*File, error) {
 						f.Config[c.Key] = string(c.Value)
 					}
 				}
-				for _, k := range bootLabels {
+				for _, k := range BootLabels {
 					watched[k] = f.Config[k]
 				}
 			}
@@ -220,7 +184,14 @@ func (f *File) readOutcomes(lines []string) {
 			f.Failed[name] = append(f.Failed[name], why)
 		}
 	}
-	for name, whys := range own {
+	// Sub-benchmarks before families: whether a family's line counts
+	// depends on whether a child of it failed.
+	names := slices.Sorted(maps.Keys(own))
+	slices.SortStableFunc(names, func(a, b string) int {
+		return cmp.Compare(len(ParseName(b).Keys), len(ParseName(a).Keys))
+	})
+	for _, name := range names {
+		whys := own[name]
 		if _, ok := f.Failed[name]; ok {
 			continue
 		}
@@ -280,28 +251,6 @@ func (f *File) MissingLabels(keys []string) []string {
 	return out
 }
 
-// noTiming says why no timing verdict may be drawn from the file, or "":
-// it comes from an emulated guest, counts instructions, or fails its A/A
-// control.
-func (f *File) noTiming() string {
-	switch {
-	case f.Icount():
-		return f.Stem() + " holds instruction counts (virt: tcg-icount), not times: it can show a path getting longer or shorter, never what it costs"
-	case f.Emulated():
-		return f.Stem() + " comes from an emulated guest (virt: " + f.Label("virt") + "): its timings show that the code ran, they are not measurements"
-	}
-	return f.ControlFails()
-}
-
-// instrsUnit is the unit an instruction-count file reports for a timing
-// unit: delta-ns/op is delta-instrs/op there.
-func instrsUnit(u string) string {
-	if c, ok := units.Counted(u); ok {
-		return c
-	}
-	return u
-}
-
 // Label returns a configuration label, or "absent" when the file has none.
 func (f *File) Label(k string) string {
 	if v, ok := f.Config[k]; ok {
@@ -309,110 +258,3 @@ func (f *File) Label(k string) string {
 	}
 	return "absent"
 }
-
-// errNoData says a selection matched nothing in a file.
-var errNoData = errors.New("no data in this file")
-
-// errContended says every run of a row was measured on a contended core.
-var errContended = errors.New("no uncontended run")
-
-// Select returns the values of unit for the one sub-benchmark matching
-// family and keys. Keys not named must not distinguish two
-// sub-benchmarks: a selection that matches several is an error naming
-// the key that tells them apart.
-func (f *File) Select(s Sel) (Name, []float64, error) {
-	var names []string
-	for _, n := range f.Names {
-		if s.matches(f.Runs[n][0].Name) {
-			names = append(names, n)
-		}
-	}
-	if len(names) == 0 {
-		if why := f.skipReason(s); why != "" {
-			return Name{}, nil, &notMeasurable{why}
-		}
-		if f.ran(s) {
-			return Name{}, nil, &notMeasurable{fmt.Sprintf("%s ran without %s: the row was skipped (go test -v records why; "+
-				"a kernel that refuses a program type or hook skips its rows)", s.Family, s.Name.Short())}
-		}
-		return Name{}, nil, fmt.Errorf("%w: %s is not in it", errNoData, s)
-	}
-	if len(names) > 1 {
-		return Name{}, nil, fmt.Errorf("%s matches %d sub-benchmarks (%s, ...): name more keys", s, len(names), strings.Join(names[:2], ", "))
-	}
-	xs := values(f.Runs[names[0]], s.Unit)
-	if len(xs) == 0 {
-		if n, runs := contended(f, names[0]); n > 0 && n == runs {
-			return Name{}, nil, fmt.Errorf("%w: every run of %s in %s was measured on a contended core (contended-frac above %.1f): its figures are not the program's", errContended, names[0], f.Stem(), maxContended)
-		}
-		return Name{}, nil, fmt.Errorf("%w: %s reports no %s", errNoData, names[0], s.Unit)
-	}
-	return f.Runs[names[0]][0].Name, xs, nil
-}
-
-// ci95Units names the metric holding the per-run 95% confidence
-// half-width the suite reports next to a paired difference. An
-// instruction-count file's are named the same with instrs for ns
-// (delta-instrs/op: delta-ci95-instrs).
-var ci95Units = map[string]string{
-	"delta-ns/op":      "delta-ci95-ns",
-	"delta-ns/pkt":     "delta-ci95-ns",
-	"rx-ns/pkt":        "rx-ci95-ns",
-	"delta-instrs/op":  "delta-ci95-instrs",
-	"delta-instrs/pkt": "delta-ci95-instrs",
-	"rx-instrs/pkt":    "rx-ci95-instrs",
-}
-
-// Within returns the per-run 95% confidence half-widths the suite
-// reported for s's unit (over the paired rounds of each run), or nil.
-func (f *File) Within(s Sel) []float64 {
-	c := s
-	c.Unit = ci95Units[s.Unit]
-	if c.Unit == "" {
-		return nil
-	}
-	_, xs, err := f.Select(c)
-	if err != nil {
-		return nil
-	}
-	return xs
-}
-
-// ran reports whether the file has rows of s's family sharing s's first
-// key: the family ran that part of its table, so a missing row of it was
-// skipped, not filtered out by -bench.
-func (f *File) ran(s Sel) bool {
-	if len(s.Order) == 0 {
-		return false
-	}
-	k := s.Order[0]
-	for _, n := range f.Names {
-		nm := f.Runs[n][0].Name
-		if nm.Family == s.Family && nm.Keys[k] == s.Keys[k] {
-			return true
-		}
-	}
-	return false
-}
-
-// skipReason is why the sub-benchmarks a selection wants were skipped,
-// if the file says (go test -v records skips).
-func (f *File) skipReason(s Sel) string {
-	var names []string
-	for n := range f.Skipped {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if s.coveredBy(ParseName(n)) && f.Skipped[n][0] != "" {
-			return fmt.Sprintf("%s skipped: %s", n, f.Skipped[n][0])
-		}
-	}
-	return ""
-}
-
-// A notMeasurable error says the file shows the kernel could not run
-// what a claim needs.
-type notMeasurable struct{ why string }
-
-func (e *notMeasurable) Error() string { return e.why }

@@ -1,4 +1,4 @@
-package main
+package drift
 
 import (
 	"fmt"
@@ -6,6 +6,9 @@ import (
 	"math"
 	"slices"
 	"text/tabwriter"
+
+	"bpfbench/results/benchfile"
+	"bpfbench/results/stat"
 )
 
 // Instruction counts compare as counts: a row of a virt: tcg-icount file
@@ -19,8 +22,8 @@ import (
 // exactUnits are the units compared, in order.
 var exactUnits = []string{"instrs/op", "delta-instrs/op"}
 
-// A countRow is one row's count in two files.
-type countRow struct {
+// A Count is one row's count in two files.
+type Count struct {
 	Name string
 	A, B float64
 	// Exact says the kernel's loop timed the row in both files.
@@ -31,14 +34,14 @@ type countRow struct {
 }
 
 // Counts are the rows both files hold in unit, in A's order.
-func Counts(a, b *File, unit string) []countRow {
-	var rows []countRow
+func Counts(a, b *benchfile.File, unit string) []Count {
+	var rows []Count
 	for _, name := range a.Names {
-		av, bv := values(a.Runs[name], unit), values(b.Runs[name], unit)
+		av, bv := benchfile.Values(a.Runs[name], unit), benchfile.Values(b.Runs[name], unit)
 		if len(av) == 0 || len(bv) == 0 {
 			continue
 		}
-		r := countRow{Name: name, A: median(av), B: median(bv),
+		r := Count{Name: name, A: stat.Median(av), B: stat.Median(bv),
 			Exact:  kernelTimed(a.Runs[name]) && kernelTimed(b.Runs[name]),
 			Spread: math.Max(spread(av), spread(bv))}
 		rows = append(rows, r)
@@ -47,8 +50,8 @@ func Counts(a, b *File, unit string) []countRow {
 }
 
 // kernelTimed says the runs report the kernel loop's own count.
-func kernelTimed(runs []Run) bool {
-	return len(runs) > 0 && len(values(runs, "kernel-instrs/op")) == len(runs)
+func kernelTimed(runs []benchfile.Run) bool {
+	return len(runs) > 0 && len(benchfile.Values(runs, "kernel-instrs/op")) == len(runs)
 }
 
 // spread is the range of vs over their median's absolute value.
@@ -56,7 +59,7 @@ func spread(vs []float64) float64 {
 	if len(vs) < 2 {
 		return 0
 	}
-	m := math.Abs(median(vs))
+	m := math.Abs(stat.Median(vs))
 	if m == 0 {
 		return 0
 	}
@@ -64,7 +67,7 @@ func spread(vs []float64) float64 {
 }
 
 // ReportExact prints the rows of two instruction-count files as counts.
-func ReportExact(w io.Writer, a, b *File) {
+func ReportExact(w io.Writer, a, b *benchfile.File) {
 	fmt.Fprintf(w, "Instruction counts (virt: tcg-icount): exact, compared as counts, no significance test\n")
 	fmt.Fprintf(w, "  A=%s (kernel %s)\n  B=%s (kernel %s)\n", a.Path, a.Label("kernel"), b.Path, b.Label("kernel"))
 	fmt.Fprintf(w, "  rows marked ~ are not exact (the kernel's loop did not time them: bpf_loop drivers); their spread is their runs'\n")

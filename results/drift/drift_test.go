@@ -1,0 +1,246 @@
+package drift
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"bpfbench/results/benchfile"
+)
+
+// driftFiles writes two results files of 20 rows, ten passes each, with
+// 0.5% noise: in B every row is 1% slower in cycles/op and 4% faster in
+// ns/op (the host's clock went up), and row r7 is 10% slower besides.
+func driftFiles(t *testing.T) (a, b string) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var ta, tb strings.Builder
+	for _, w := range []*strings.Builder{&ta, &tb} {
+		w.WriteString("cpu-family-model: 6/167\nvirt: kvm\n")
+	}
+	noise := func() float64 { return 1 + 0.005*rng.NormFloat64() }
+	for range 10 {
+		for i := range 20 {
+			base := float64(10 + i)
+			cyc, ns := 3.6*base*noise(), base*noise()
+			fmt.Fprintf(&ta, "BenchmarkX/row=r%d-2 1 %.4f ns/op %.4f cycles/op\n", i, ns, cyc)
+			cyc, ns = 3.6*base*noise()*1.01, base*noise()*0.96
+			if i == 7 {
+				cyc, ns = cyc*1.10, ns*1.10
+			}
+			fmt.Fprintf(&tb, "BenchmarkX/row=r%d-2 1 %.4f ns/op %.4f cycles/op\n", i, ns, cyc)
+		}
+	}
+	dir := t.TempDir()
+	a, b = filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
+	for p, s := range map[string]string{a: ta.String(), b: tb.String()} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a, b
+}
+
+// The shared part of a move is measured and taken out: benchstat's test
+// calls nearly every row different, and once B is divided by the shared
+// shift only the row that moved by itself is left.
+func TestDrift(t *testing.T) {
+	pa, pb := driftFiles(t)
+	a, err := benchfile.Read(pa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := benchfile.Read(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		unit  string
+		shift float64
+	}{{"cycles/op", 0.01}, {"ns/op", -0.04}} {
+		s, ok := Compare(a, b, c.unit, nil)
+		if !ok {
+			t.Fatalf("%s: no rows in common", c.unit)
+		}
+		if s.Rows != 20 {
+			t.Errorf("%s: %d rows, want 20", c.unit, s.Rows)
+		}
+		if math.Abs(s.Median-c.shift) > 0.003 || !(s.Lo <= s.Median && s.Median <= s.Hi) {
+			t.Errorf("%s: shared shift %+.4f [%+.4f, %+.4f], want about %+.2f inside its interval", c.unit, s.Median, s.Lo, s.Hi, c.shift)
+		}
+		if s.Different < 18 {
+			t.Errorf("%s: %d rows different as they stand, want nearly all 20", c.unit, s.Different)
+		}
+		// The other 19 rows moved by the shared shift alone: the test
+		// calls ~5% of them different by chance (one), not a quarter.
+		if !slices.ContainsFunc(s.Beyond, func(m RowMove) bool { return m.Name == "BenchmarkX/row=r7" }) || len(s.Beyond) > 4 {
+			t.Errorf("%s: beyond the shared shift: %v, want BenchmarkX/row=r7 and at most 3 others", c.unit, s.Beyond)
+		}
+		if s.Largest.Name != "BenchmarkX/row=r7" || math.Abs(s.Largest.Move-0.10) > 0.01 {
+			t.Errorf("%s: furthest from the shift: %+v, want r7 at about +10%%", c.unit, s.Largest)
+		}
+	}
+	if _, ok := Compare(a, b, "instrs/op", nil); ok {
+		t.Error("instrs/op: rows in common, but neither file has the unit")
+	}
+	var out bytes.Buffer
+	Report(&out, a, b, [2]*benchfile.File{}, AllUnits)
+	for _, want := range []string{"cycles/op: 20 rows; shared shift +1.", "ns/op: 20 rows; shared shift -", "furthest from it: BenchmarkX/row=r7 +9.", "BenchmarkX/row=r7   +9.", "no A/A pair of this machine"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("Report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// writeRows writes a results file of 20 rows, ten passes each, with 0.5%
+// noise, each row's cycles/op scaled by move(row).
+func writeRows(t *testing.T, path string, seed uint64, move func(row int) float64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 3))
+	var w strings.Builder
+	w.WriteString("cpu-vendor: GenuineIntel\ncpu-family-model: 6/167\nvirt: kvm\n")
+	for range 10 {
+		for i := range 20 {
+			fmt.Fprintf(&w, "BenchmarkX/row=r%d-2 1 %.4f cycles/op\n", i, float64(10+i)*move(i)*(1+0.005*rng.NormFloat64()))
+		}
+	}
+	if err := os.WriteFile(path, []byte(w.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNoiseFloor: a committed A/A pair of the machine sets how far a row
+// must move to be beyond its noise: a row that moved 10% is, one that
+// moved 2.5% where the A/A pair itself moved it 3% is not, and a pair of
+// another machine is not used.
+func TestNoiseFloor(t *testing.T) {
+	dir := t.TempDir()
+	aaDir := filepath.Join(dir, "aa")
+	if err := os.Mkdir(aaDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	one := func(int) float64 { return 1 }
+	writeRows(t, filepath.Join(aaDir, "20260101T000000Z-vm-6.18-aa1.txt"), 1, one)
+	writeRows(t, filepath.Join(aaDir, "20260101T001000Z-vm-6.18-aa2.txt"), 2, func(i int) float64 {
+		return map[bool]float64{true: 1.03, false: 1}[i == 3]
+	})
+	a, b := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
+	writeRows(t, a, 3, one)
+	writeRows(t, b, 4, func(i int) float64 {
+		return map[int]float64{7: 1.10, 3: 1.025}[i] + map[bool]float64{true: 1}[i != 7 && i != 3]
+	})
+	fa, err := benchfile.Read(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aa, ok := FindAA(aaDir, fa)
+	if !ok {
+		t.Fatal("FindAA found no pair of the machine")
+	}
+	floor, ok := NewFloor(aa[0], aa[1], "cycles/op")
+	if !ok || floor.Of("BenchmarkX/row=r3") < 0.025 || floor.Machine >= floor.Of("BenchmarkX/row=r3") || floor.Of("BenchmarkX/row=r7") > 0.05 {
+		t.Fatalf("floor %+v: want r3's own 3%%, the machine's below it, and no row's above 5%%", floor)
+	}
+	fb, err := benchfile.Read(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := Compare(fa, fb, "cycles/op", floor)
+	names := func(ms []RowMove) (out []string) {
+		for _, m := range ms {
+			out = append(out, m.Name)
+		}
+		return out
+	}
+	if !slices.Contains(names(d.Beyond), "BenchmarkX/row=r3") {
+		t.Errorf("beyond the shift %v: want r3 there, to be held back by its floor", names(d.Beyond))
+	}
+	if got := names(d.Noise); !slices.Equal(got, []string{"BenchmarkX/row=r7"}) {
+		t.Errorf("beyond the noise: %v, want only r7", got)
+	}
+	var stdout bytes.Buffer
+	Report(&stdout, fa, fb, aa, Units)
+	if out := stdout.String(); !strings.Contains(out, "beyond the machine's noise") || !strings.Contains(out, "BEYOND THE NOISE") {
+		t.Errorf("report -drift with an A/A pair says nothing of the noise:\n%s", out)
+	}
+	// Another machine's pair sets no floor.
+	other := strings.Replace(mustRead(t, a), "6/167", "26/2", 1)
+	if err := os.WriteFile(a, []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fa, err = benchfile.Read(a); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := FindAA(aaDir, fa); ok {
+		t.Error("FindAA took another machine's pair")
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestExactCounts: two instruction-count files compare as counts, B-A
+// per row, not as a test over one run each; rows the kernel's loop did
+// not time are marked.
+func TestExactCounts(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "6.12.txt"), filepath.Join(dir, "7.3.txt")
+	head := "virt: tcg-icount\nkernel: %s\n"
+	rows := "BenchmarkTrampoline/target=xdp/attach=fentry/progs=1-2 1 %.1f instrs/op %.1f kernel-instrs/op\n" +
+		"BenchmarkTrampoline/target=kfunc/attach=none/progs=0-2 1 %.1f instrs/op\n"
+	if err := os.WriteFile(a, []byte(fmt.Sprintf(head+rows, "6.12", 214.2, 214.0, 10.0)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte(fmt.Sprintf(head+rows, "7.3", 196.5, 196.0, 75.3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fa, err := benchfile.Read(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := benchfile.Read(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	ReportExact(&stdout, fa, fb)
+	out := stdout.String()
+	for _, want := range []string{"instrs/op: 2 rows, 2 changed", "~ not exact"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("exact comparison lacks %q:\n%s", want, out)
+		}
+	}
+	found := false
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) == 5 && strings.Contains(f[0], "fentry") {
+			found = true
+			if want := []string{"214.20", "196.50", "-17.70", "-8.3%"}; !slices.Equal(f[1:], want) {
+				t.Errorf("fentry row %q, want A, B, B-A, change %q", f[1:], want)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no exact fentry row:\n%s", out)
+	}
+	if strings.Contains(out, "shared shift") || strings.Contains(out, "p=") {
+		t.Errorf("exact comparison tests significance:\n%s", out)
+	}
+	lines := strings.Split(out, "\n")
+	for _, l := range lines {
+		if strings.Contains(l, "target=xdp") && strings.Contains(l, "~") {
+			t.Errorf("the kernel-timed row is marked not exact: %q", l)
+		}
+	}
+}
