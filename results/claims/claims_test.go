@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"bpfbench/results/benchfile"
+	"bpfbench/results/internal/resultstest"
 )
 
 // The conversion the dispatcher thread's reviewer used, on the figures
@@ -115,23 +116,7 @@ func TestClaimsDocument(t *testing.T) {
 // every family's sub-benchmark names as the suite wrote them (the QEMU
 // files the rows only a guest kernel ran, the trampolines').
 func committed(t *testing.T) []*benchfile.File {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "..", "results", "*.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Skip("no results/*.txt here: a go test -exec guest has only the test binary")
-	}
-	var files []*benchfile.File
-	for _, p := range paths {
-		f, err := benchfile.Read(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
-	return files
+	return resultstest.Committed(t, benchfile.Read)
 }
 
 // TestClaimSelectorsMatchResults derives the sub-benchmark names and

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,46 +11,14 @@ import (
 	"testing"
 
 	"bpfbench/results/benchfile"
+	"bpfbench/results/internal/resultstest"
 )
-
-// driftFiles writes two results files of 20 rows, ten passes each, with
-// 0.5% noise: in B every row is 1% slower in cycles/op and 4% faster in
-// ns/op (the host's clock went up), and row r7 is 10% slower besides.
-func driftFiles(t *testing.T) (a, b string) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(1, 2))
-	var ta, tb strings.Builder
-	for _, w := range []*strings.Builder{&ta, &tb} {
-		w.WriteString("cpu-family-model: 6/167\nvirt: kvm\n")
-	}
-	noise := func() float64 { return 1 + 0.005*rng.NormFloat64() }
-	for range 10 {
-		for i := range 20 {
-			base := float64(10 + i)
-			cyc, ns := 3.6*base*noise(), base*noise()
-			fmt.Fprintf(&ta, "BenchmarkX/row=r%d-2 1 %.4f ns/op %.4f cycles/op\n", i, ns, cyc)
-			cyc, ns = 3.6*base*noise()*1.01, base*noise()*0.96
-			if i == 7 {
-				cyc, ns = cyc*1.10, ns*1.10
-			}
-			fmt.Fprintf(&tb, "BenchmarkX/row=r%d-2 1 %.4f ns/op %.4f cycles/op\n", i, ns, cyc)
-		}
-	}
-	dir := t.TempDir()
-	a, b = filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
-	for p, s := range map[string]string{a: ta.String(), b: tb.String()} {
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return a, b
-}
 
 // The shared part of a move is measured and taken out: benchstat's test
 // calls nearly every row different, and once B is divided by the shared
 // shift only the row that moved by itself is left.
 func TestDrift(t *testing.T) {
-	pa, pb := driftFiles(t)
+	pa, pb := resultstest.DriftFiles(t)
 	a, err := benchfile.Read(pa)
 	if err != nil {
 		t.Fatal(err)
@@ -98,43 +65,12 @@ func TestDrift(t *testing.T) {
 	}
 }
 
-// writeRows writes a results file of 20 rows, ten passes each, with 0.5%
-// noise, each row's cycles/op scaled by move(row).
-func writeRows(t *testing.T, path string, seed uint64, move func(row int) float64) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 3))
-	var w strings.Builder
-	w.WriteString("cpu-vendor: GenuineIntel\ncpu-family-model: 6/167\nvirt: kvm\n")
-	for range 10 {
-		for i := range 20 {
-			fmt.Fprintf(&w, "BenchmarkX/row=r%d-2 1 %.4f cycles/op\n", i, float64(10+i)*move(i)*(1+0.005*rng.NormFloat64()))
-		}
-	}
-	if err := os.WriteFile(path, []byte(w.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestNoiseFloor: a committed A/A pair of the machine sets how far a row
 // must move to be beyond its noise: a row that moved 10% is, one that
 // moved 2.5% where the A/A pair itself moved it 3% is not, and a pair of
 // another machine is not used.
 func TestNoiseFloor(t *testing.T) {
-	dir := t.TempDir()
-	aaDir := filepath.Join(dir, "aa")
-	if err := os.Mkdir(aaDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	one := func(int) float64 { return 1 }
-	writeRows(t, filepath.Join(aaDir, "20260101T000000Z-vm-6.18-aa1.txt"), 1, one)
-	writeRows(t, filepath.Join(aaDir, "20260101T001000Z-vm-6.18-aa2.txt"), 2, func(i int) float64 {
-		return map[bool]float64{true: 1.03, false: 1}[i == 3]
-	})
-	a, b := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
-	writeRows(t, a, 3, one)
-	writeRows(t, b, 4, func(i int) float64 {
-		return map[int]float64{7: 1.10, 3: 1.025}[i] + map[bool]float64{true: 1}[i != 7 && i != 3]
-	})
+	aaDir, a, b := resultstest.FloorFiles(t)
 	fa, err := benchfile.Read(a)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"bpfbench/results/benchfile"
+	"bpfbench/results/internal/resultstest"
 )
 
 // readTestdata reads files of testdata/.
@@ -23,21 +24,5 @@ func readTestdata(t *testing.T, names ...string) []*benchfile.File {
 
 // committed reads the results files committed under results/.
 func committed(t *testing.T) []*benchfile.File {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "..", "results", "*.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Skip("no results/*.txt here: a go test -exec guest has only the test binary")
-	}
-	var files []*benchfile.File
-	for _, p := range paths {
-		f, err := benchfile.Read(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
-	return files
+	return resultstest.Committed(t, benchfile.Read)
 }

@@ -11,6 +11,7 @@ import (
 
 	"bpfbench/results/benchfile"
 	"bpfbench/results/claims"
+	"bpfbench/results/internal/resultstest"
 	"bpfbench/results/stat"
 )
 
@@ -362,21 +363,5 @@ func TestCommittedResultsJudged(t *testing.T) {
 // every family's sub-benchmark names as the suite wrote them (the QEMU
 // files the rows only a guest kernel ran, the trampolines').
 func committed(t *testing.T) []*benchfile.File {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "..", "results", "*.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Skip("no results/*.txt here: a go test -exec guest has only the test binary")
-	}
-	var files []*benchfile.File
-	for _, p := range paths {
-		f, err := benchfile.Read(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
-	return files
+	return resultstest.Committed(t, benchfile.Read)
 }
