@@ -25,6 +25,12 @@ var layers = map[string]int{
 	"bpf/rig":               3,
 	"bpf/iface":             4,
 	"bench":                 5,
+	"results/stat":          0,
+	"results/benchfile":     1,
+	"results/claims":        2,
+	"results/drift":         2,
+	"results/plots":         2,
+	"results/verdict":       3,
 	"results/report":        5,
 	"tools/contention":      5, // a probe of the machine, beside the suite
 }
