@@ -9,6 +9,7 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
 )
@@ -334,7 +335,7 @@ func TestCallChains(t *testing.T) {
 		t.Error("a chain broken at slot 2 passed the hop check")
 	}
 	// The benchmark's own check, the hops counter of every measurement.
-	err := measure.Pinned(benchOptions().CPU, func() error {
+	err := sched.Pinned(benchOptions().CPU, func() error {
 		_, err := l.Measure(10000)
 		return err
 	})

@@ -12,6 +12,7 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -424,7 +425,7 @@ func TestTrampolineDriverCounts(t *testing.T) {
 		Counters: []measure.Counter{{Name: "driver runs", Var: f.core.Runs, PerCall: 1}},
 		Emulated: probe.Emulated(),
 	}
-	err := measure.Pinned(benchOptions().CPU, func() error {
+	err := sched.Pinned(benchOptions().CPU, func() error {
 		s, err := loop.Measure(100_000)
 		if err != nil {
 			return err

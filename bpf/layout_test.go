@@ -19,6 +19,7 @@ var layers = map[string]int{
 	"bpf/units":             0,
 	"bpf/host":              0,
 	"bpf/xsk":               0,
+	"bpf/sched":             0,
 	"bpf/probe":             1,
 	"bpf/internal/testutil": 1,
 	"bpf/measure":           2,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"bpfbench/bpf/probe"
+	"bpfbench/bpf/sched"
 )
 
 // BenchOptions control how a variant is benchmarked.
@@ -62,16 +63,16 @@ func Once(b *testing.B, measure func()) {
 	}
 }
 
-// OncePinned runs measure once (Once) on a thread pinned to cpu (Pinned)
+// OncePinned runs measure once (Once) on a thread pinned to cpu (sched.Pinned)
 // and returns its error, after reporting steal-frac: the share of cpu's
 // time its vCPU was stolen by the host meanwhile (/proc/stat; none when no
 // tick passed).
 func OncePinned(b *testing.B, cpu int, measure func() error) error {
 	b.Helper()
-	steal := startSteal(cpu)
+	steal := sched.StartSteal(cpu)
 	var err error
-	Once(b, func() { err = Pinned(cpu, measure) })
-	if f, ok := steal.frac(); ok {
+	Once(b, func() { err = sched.Pinned(cpu, measure) })
+	if f, ok := steal.Frac(); ok {
 		Diag(b, f, "steal-frac")
 	}
 	return err

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"bpfbench/bpf/sched"
 )
 
 // The machine's clock rate, measured after every call.
@@ -63,13 +65,13 @@ func ReadGauge() Gauge {
 	best := [3]int64{math.MaxInt64, math.MaxInt64, math.MaxInt64}
 	for range 3 {
 		for j := range 2 {
-			t := ThreadCPU()
+			t := sched.ThreadCPU()
 			mulChain(chainIters << j)
-			best[j] = min(best[j], ThreadCPU()-t)
+			best[j] = min(best[j], sched.ThreadCPU()-t)
 		}
-		t := ThreadCPU()
+		t := sched.ThreadCPU()
 		chase.run()
-		best[2] = min(best[2], ThreadCPU()-t)
+		best[2] = min(best[2], sched.ThreadCPU()-t)
 	}
 	return gauge(best)
 }
@@ -153,9 +155,9 @@ func (c *Chase) run() uint32 {
 func (c *Chase) Time() float64 {
 	best := int64(math.MaxInt64)
 	for range 3 {
-		t := ThreadCPU()
+		t := sched.ThreadCPU()
 		c.run()
-		best = min(best, ThreadCPU()-t)
+		best = min(best, sched.ThreadCPU()-t)
 	}
 	return float64(best)
 }

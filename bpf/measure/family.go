@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"bpfbench/bpf/probe"
+	"bpfbench/bpf/sched"
 )
 
 // A Row is one sub-benchmark of a family measured by Family: a test_run
@@ -55,7 +56,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 		}
 	}
 	if len(live) > 0 {
-		err := Pinned(o.CPU, func() error {
+		err := sched.Pinned(o.CPU, func() error {
 			for _, m := range live {
 				m.rec, m.x, m.err = newLoopRunner(o.Budget(), m.row.V, m.row.Base, o)
 			}
@@ -112,14 +113,11 @@ type stealAcc struct{ stolen, total uint64 }
 
 // during runs fn and adds cpu's ticks meanwhile.
 func (a *stealAcc) during(cpu int, fn func() error) error {
-	m := startSteal(cpu)
+	m := sched.StartSteal(cpu)
 	err := fn()
-	if !m.ok {
-		return err
-	}
-	if t, rerr := ReadCPUTicks(); rerr == nil && cpu < len(t) && t[cpu].Total >= m.before.Total {
-		a.stolen += t[cpu].Steal - m.before.Steal
-		a.total += t[cpu].Total - m.before.Total
+	if stolen, total, ok := m.Ticks(); ok {
+		a.stolen += stolen
+		a.total += total
 	}
 	return err
 }

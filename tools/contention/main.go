@@ -29,6 +29,7 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/sched"
 )
 
 func main() {
@@ -84,14 +85,14 @@ func run(cpu int, duration, callTime time.Duration, load string, period time.Dur
 	}
 
 	var calls []call
-	err = measure.Pinned(cpu, func() error {
+	err = sched.Pinned(cpu, func() error {
 		repeat := 100_000
 		for start := time.Now(); time.Since(start) < duration; {
-			t := measure.ThreadCPU()
+			t := sched.ThreadCPU()
 			if _, _, err := objs.TcDrop.Benchmark(frame, repeat, nil); err != nil {
 				return fmt.Errorf("test_run: %w", err)
 			}
-			took := measure.ThreadCPU() - t
+			took := sched.ThreadCPU() - t
 			c := call{on: on.Load(), xdpNs: float64(took) / float64(repeat)}
 			g := measure.ReadGauge()
 			chain := g.CycleNs * 24000 // the chain's 24,000 cycles, in ns
@@ -120,7 +121,7 @@ func run(cpu int, duration, callTime time.Duration, load string, period time.Dur
 // contend runs the load on cpu in periods on and off until stop.
 func contend(cpu int, load string, on *atomic.Bool, period time.Duration, stop chan struct{}) {
 	buf := make([]uint64, 64<<20/8)
-	measure.Pinned(cpu, func() error {
+	sched.Pinned(cpu, func() error {
 		for {
 			select {
 			case <-stop:
