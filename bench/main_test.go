@@ -11,6 +11,7 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/labels"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/measure/gauge"
 	"bpfbench/bpf/probe"
 	"errors"
 	"flag"
@@ -280,7 +281,7 @@ func icounting() bool { _, ok := probe.Icount(); return ok }
 
 // contention is the run's record of the measuring core's load, shared by
 // every family: a contended state can outlast a family.
-var contention = new(measure.Contention)
+var contention = new(gauge.Contention)
 
 // failEnv names a point at which the suite fails on purpose, or with
 // "block:" before it stops there until killed (see failpoint): how tests

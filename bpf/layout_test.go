@@ -22,6 +22,7 @@ var layers = map[string]int{
 	"bpf/sched":             0,
 	"bpf/probe":             1,
 	"bpf/internal/testutil": 1,
+	"bpf/measure/gauge":     1,
 	"bpf/measure":           2,
 	"bpf/rig":               3,
 	"bpf/iface":             4,

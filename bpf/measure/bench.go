@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"bpfbench/bpf/measure/gauge"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/sched"
 )
@@ -27,7 +28,7 @@ type BenchOptions struct {
 	MaxTime    time.Duration
 	// Contention, when set, is the run's record of the core's load: calls
 	// made while it was contended are left out of the figures.
-	Contention *Contention
+	Contention *gauge.Contention
 	// Icount says the guest's clocks count instructions (probe.Icount):
 	// sizing then caps the floor of repetitions (icountMinCalls).
 	// Emulated says the CPU is emulated (probe.Emulated): a sample whose

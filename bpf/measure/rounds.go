@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"bpfbench/bpf/measure/gauge"
 )
 
 // The rounds engine. Every family measures the same way: a few streams (a
@@ -67,10 +69,10 @@ type sizing struct {
 	Layouts int
 	// Contention, when set, collects the core's load after every call
 	// (with Cycles), and decides which calls were contended.
-	Contention *Contention
-	// Gauge reads the core's state after a call (with Cycles): ReadGauge
+	Contention *gauge.Contention
+	// Gauge reads the core's state after a call (with Cycles): gauge.Read
 	// when nil.
-	Gauge func() Gauge
+	Gauge func() gauge.Reading
 }
 
 // Size is the units of one call: enough to fill CallTime at nsPerUnit, no
@@ -133,11 +135,11 @@ type Rounds struct {
 	// of its turn in round i/Turn.
 	Ns [][]float64
 	// CycleNs[s][i] is the cycle length measured right after stream s's
-	// call i (CycleNs; with sizing.Cycles): a host changes its clock rate
+	// call i (gauge.Reading.CycleNs; with sizing.Cycles): a host changes its clock rate
 	// every few tens of ms, a call takes a few ms.
 	CycleNs [][]float64
 	// Load[s][i] is the core's load measured right after stream s's
-	// call i (Gauge.Load; with sizing.Cycles).
+	// call i (gauge.Reading.Load; with sizing.Cycles).
 	Load [][]float64
 	// Elapsed is the wall time of the measured rounds.
 	Elapsed time.Duration
@@ -263,7 +265,7 @@ func (x *runner) round() error {
 				// gauge after the call, or began after the one before,
 				// still slowed it.
 				before := sz.Contention.Last()
-				g := x.gauge()
+				g := x.reading()
 				r.CycleNs[s] = append(r.CycleNs[s], g.CycleNs)
 				r.Load[s] = append(r.Load[s], math.Max(before, g.Load))
 				sz.Contention.Add(g.Load)
@@ -275,11 +277,11 @@ func (x *runner) round() error {
 	return nil
 }
 
-func (x *runner) gauge() Gauge {
+func (x *runner) reading() gauge.Reading {
 	if x.sz.Gauge != nil {
 		return x.sz.Gauge()
 	}
-	return ReadGauge()
+	return gauge.Read()
 }
 
 // visit measures one round and adds its time to the runner's.
@@ -293,7 +295,7 @@ func (x *runner) visit() error {
 // done says whether the runner has measured its budget: the units of a
 // `-benchtime Nx` run, at least one round; or whole balanced blocks for
 // Budget.Time, of which at least minClean were uncontended calls (see
-// Contention), or for maxStretch times Budget.Time when the core stayed
+// gauge.Contention), or for maxStretch times Budget.Time when the core stayed
 // contended longer; and with a Resolution until the first paired
 // difference is that fine or Max is spent.
 func (x *runner) done() bool {
