@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"bpfbench/bpf/measure/gauge"
+	"bpfbench/bpf/measure/robust"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/sched"
 )
@@ -81,7 +82,7 @@ func OncePinned(b *testing.B, cpu int, measure func() error) error {
 
 // Result summarises the samples of one variant.
 type Result struct {
-	// Ns is the low quantile (LowQuantile) of the variant's per-round
+	// Ns is the low quantile (robust.LowQuantile) of the variant's per-round
 	// cost, KernelNs the same quantile of the kernel's own averages.
 	Ns, KernelNs float64
 	// Cycles is Ns in cycles of the clock rate each round ran at
@@ -93,7 +94,7 @@ type Result struct {
 	CallUs float64
 	// Delta is the median paired difference against the baseline with
 	// its 95% interval; Rel the same as a fraction of the baseline.
-	Delta, Rel Estimate
+	Delta, Rel robust.Estimate
 	HaveDelta  bool
 	// Rounds is the variant's measured calls (Rounds.Count).
 	Rounds int
@@ -276,8 +277,8 @@ func (c *recorder) result(rounds *Rounds, threshold float64) Result {
 		Ns:         u.Location(0).Value,
 		Cycles:     u.Cycles(0).Value,
 		GHz:        u.GHz(0),
-		KernelNs:   quantile(c.kns, LowQuantile),
-		CallUs:     quantile(c.call, 0.5),
+		KernelNs:   robust.Quantile(c.kns, robust.LowQuantile),
+		CallUs:     robust.Quantile(c.call, 0.5),
 		Rounds:     rounds.Count(),
 		Remeasured: c.remeasured,
 		Disagreed:  c.disagreed,

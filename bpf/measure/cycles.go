@@ -3,6 +3,8 @@ package measure
 import (
 	"math"
 	"testing"
+
+	"bpfbench/bpf/measure/robust"
 )
 
 // Cycles is stream s's cost per unit in cycles: each call's cost over the
@@ -15,14 +17,14 @@ import (
 // both ways, since the host often changes the clock rate between a call
 // and its chain, so the low tail is made of calls whose chain ran slower
 // than they did (docs/method.md#the-clock-rate-cyclesop).
-func (r *Rounds) Cycles(s int) Estimate {
+func (r *Rounds) Cycles(s int) robust.Estimate {
 	var c []float64
 	for i, cy := range r.cycleNs(s) {
 		if cy > 0 {
 			c = append(c, r.Ns[s][i]/cy)
 		}
 	}
-	return median(c, r.Turn)
+	return robust.Median(c, r.Turn)
 }
 
 // GHz is the median clock rate stream s ran at (1/CycleNs), NaN without
@@ -34,7 +36,7 @@ func (r *Rounds) GHz(s int) float64 {
 			cys = append(cys, cy)
 		}
 	}
-	return 1 / quantile(cys, 0.5) // NaN for none
+	return 1 / robust.Quantile(cys, 0.5) // NaN for none
 }
 
 // cycleNs is stream s's cycle lengths, nil unless every call has one.

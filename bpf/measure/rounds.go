@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"bpfbench/bpf/measure/gauge"
+	"bpfbench/bpf/measure/robust"
 )
 
 // The rounds engine. Every family measures the same way: a few streams (a
@@ -19,7 +20,7 @@ import (
 // speed, and measures every stream once per round, in an order balanced
 // over blocks of rounds, so that all of them see the machine in the same
 // states. Differences are taken within a round (paired), where the
-// machine's speed level cancels, and summarised robustly (see estimate.go).
+// machine's speed level cancels, and summarised robustly (package robust).
 
 // A Stream measures size units of work and returns the cost of one unit in
 // nanoseconds. Whatever else a stream learns (the kernel's own average, the
@@ -378,29 +379,29 @@ func lcm(a, b int) int {
 // Count is the number of each stream's calls: rounds times Turn.
 func (r *Rounds) Count() int { return len(r.Ns[0]) }
 
-// Location is stream s's cost per unit: the LowQuantile of its calls,
+// Location is stream s's cost per unit: the robust.LowQuantile of its calls,
 // with a 95% interval that holds for dependent rounds.
-func (r *Rounds) Location(s int) Estimate { return lowQuantile(r.Ns[s], r.Turn) }
+func (r *Rounds) Location(s int) robust.Estimate { return robust.Low(r.Ns[s], r.Turn) }
 
 // Paired is the median per-call difference a - b (call i of a's turn
 // less call i of b's in the same round), with a 95% interval from a block
 // bootstrap over the calls.
-func (r *Rounds) Paired(a, b int) Estimate {
+func (r *Rounds) Paired(a, b int) robust.Estimate {
 	return r.perRound(a, b, func(x, y float64) float64 { return x - y })
 }
 
 // Relative is the median per-round difference a - b as a fraction of b in
 // the same round: it cancels the machine's speed level, which an absolute
 // difference scales with.
-func (r *Rounds) Relative(a, b int) Estimate {
+func (r *Rounds) Relative(a, b int) robust.Estimate {
 	return r.perRound(a, b, func(x, y float64) float64 { return (x - y) / y })
 }
 
 // perRound is the median of f over the rounds' pairs of streams a and b.
-func (r *Rounds) perRound(a, b int, f func(x, y float64) float64) Estimate {
+func (r *Rounds) perRound(a, b int, f func(x, y float64) float64) robust.Estimate {
 	d := make([]float64, r.Count())
 	for i := range d {
 		d[i] = f(r.Ns[a][i], r.Ns[b][i])
 	}
-	return median(d, r.Turn)
+	return robust.Median(d, r.Turn)
 }
