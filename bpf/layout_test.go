@@ -24,6 +24,7 @@ var layers = map[string]int{
 	"bpf/internal/testutil": 1,
 	"bpf/measure/gauge":     1,
 	"bpf/measure/robust":    0,
+	"bpf/measure/pattern":   0,
 	"bpf/measure":           2,
 	"bpf/rig":               3,
 	"bpf/iface":             4,

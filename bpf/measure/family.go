@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/sched"
 )
@@ -32,7 +33,7 @@ type Row struct {
 // that every row sees the same mix of the machine's states and any two
 // rows compare as a pair (randomised multiple interleaved trials: Abedi
 // and Brecht, ICPE 2017). Only the rows that -test.bench selects are
-// measured (Selected). See docs/method.md#interleaved-rows.
+// measured (pattern.Selected). See docs/method.md#interleaved-rows.
 func Family(b *testing.B, o BenchOptions, rows []Row) {
 	b.Helper()
 	type member struct {
@@ -51,7 +52,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 		if !o.Interleave {
 			m.row.Base = nil
 		}
-		if row.Skip == "" && Selected(b, row.Name) {
+		if row.Skip == "" && pattern.Selected(b, row.Name) {
 			live = append(live, m)
 		}
 	}
