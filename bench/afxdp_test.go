@@ -228,7 +228,7 @@ func afxdpVerdict(r rig.Receiver, res rig.TrafficResult, app *stage, cpu int, s 
 func TestAFXDPOutputParses(t *testing.T) {
 	host.RequireRoot(t)
 	requireLiveFrames(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	f := runFamily(t, "^BenchmarkAFXDP$")
 	want := []string{"AFXDP/app=rxdrop/mode=kernel", "AFXDP/app=rxdrop/mode=copy", "AFXDP/app=l2fwd/mode=kernel", "AFXDP/app=l2fwd/mode=copy"}
 	if !slices.Equal(f.order, want) {

@@ -311,7 +311,7 @@ func TestStage(t *testing.T) {
 func TestCpumapOutputParses(t *testing.T) {
 	host.RequireRoot(t)
 	requireLiveFrames(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	kthreads := cpumapKthreads()
 	f := runFamily(t, "^BenchmarkCpumap$")
 	want := []string{"Cpumap/redirect=none/drop=xdp", "Cpumap/redirect=cpumap/drop=noports", "Cpumap/redirect=cpumap/drop=cpumap-prog"}

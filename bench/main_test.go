@@ -9,6 +9,7 @@ package bench
 
 import (
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/snapshot"
 	"bpfbench/bpf/labels"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/gauge"
@@ -226,7 +227,7 @@ func writeDiagnostics(path string) error {
 // any: attached ones share the dispatcher with the suite's, so the
 // dispatcher family's occupancy levels are only what they say when it is 0.
 func xdpProgsLabel() labels.Label {
-	n, err := host.CountXDPPrograms()
+	n, err := snapshot.CountXDPPrograms()
 	if err != nil {
 		return labels.Label{Key: "xdp-progs-at-start", Value: fmt.Sprintf("unknown (%v)", err)}
 	}

@@ -559,7 +559,7 @@ func TestHardenReload(t *testing.T) {
 // so.
 func TestHardenKilled(t *testing.T) {
 	host.RequireRoot(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	was := readHarden(t)
 	level := "2"
 	if was == "2" {

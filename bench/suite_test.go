@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/snapshot"
 	"bpfbench/bpf/probe"
 	"bytes"
 	"fmt"
@@ -56,11 +57,11 @@ func requireLiveFrames(t *testing.T) {
 	probe.Require(t, probe.HaveLiveFrames(), "traffic generator")
 }
 
-// snapshot takes the state to compare with after a run, once programs and
+// takeSnapshot takes the state to compare with after a run, once programs and
 // links freed by earlier tests are gone.
-func snapshot(t *testing.T) host.Snapshot {
+func takeSnapshot(t *testing.T) snapshot.State {
 	t.Helper()
-	s, err := host.SettledSnapshot(10 * time.Second)
+	s, err := snapshot.Settled(10 * time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,11 +71,11 @@ func snapshot(t *testing.T) host.Snapshot {
 // requireSameState fails unless the machine returns to before. Programs
 // and links are freed when their last descriptor closes, which for an
 // exited child can take a moment.
-func requireSameState(t *testing.T, before host.Snapshot) {
+func requireSameState(t *testing.T, before snapshot.State) {
 	t.Helper()
 	var diff string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		now, err := host.TakeSnapshot()
+		now, err := snapshot.Take()
 		if err != nil {
 			t.Fatal(err)
 		}

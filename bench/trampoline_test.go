@@ -9,6 +9,7 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/tracefs"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
@@ -78,7 +79,7 @@ var trampHooks = []trampHook{
 	}},
 	{target: "kfunc", attach: "tp_btf", prog: "kfunc_tp_btf", link: attachTracing},
 	{target: "kfunc", attach: "tp", prog: "kfunc_tp", link: func(p *ebpf.Program) (l link.Link, err error) {
-		err = host.WithTracefs(func() error {
+		err = tracefs.Do(func() error {
 			l, err = link.Tracepoint(trampTracepointGroup, trampTracepoint, p, nil)
 			return err
 		})
@@ -577,7 +578,7 @@ func trampolinePrograms(t *testing.T) int {
 // child can take a moment).
 func requireNoTrampolinePrograms(t *testing.T) {
 	t.Helper()
-	requireSameState(t, snapshot(t)) // waits for the exited child's objects
+	requireSameState(t, takeSnapshot(t)) // waits for the exited child's objects
 	if n := trampolinePrograms(t); n != 0 {
 		t.Fatalf("%d programs of the trampoline family are still loaded", n)
 	}
@@ -592,7 +593,7 @@ const trampolineEveryKind = "^BenchmarkTrampoline$///^(progs=[012]|chain=1)$"
 // is left.
 func TestTrampolineLeavesNothing(t *testing.T) {
 	host.RequireRoot(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	if n := trampolinePrograms(t); n != 0 {
 		t.Fatalf("%d programs of the trampoline family are loaded before the run", n)
 	}

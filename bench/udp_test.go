@@ -313,7 +313,7 @@ func (u *udpReceiver) serve(stop *atomic.Bool) error {
 func TestUDPOutputParses(t *testing.T) {
 	host.RequireRoot(t)
 	requireLiveFrames(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	f := runFamily(t, "^BenchmarkUDP$")
 	f.requireUnits(t, "UDP/recv=none", "capacity-pps", "sec/pkt", "rx-sec/pkt", "lost-pkts")
 	if res := f.results["UDP/recv=none"]; res != nil {

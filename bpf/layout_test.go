@@ -18,6 +18,8 @@ var layers = map[string]int{
 	"bpf/labels":            0,
 	"bpf/units":             0,
 	"bpf/host":              0,
+	"bpf/host/tracefs":      0,
+	"bpf/host/snapshot":     1,
 	"bpf/xsk":               0,
 	"bpf/sched":             0,
 	"bpf/probe":             1,
