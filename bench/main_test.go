@@ -10,6 +10,7 @@ package bench
 import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/snapshot"
+	"bpfbench/bpf/host/syslock"
 	"bpfbench/bpf/labels"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/gauge"
@@ -153,7 +154,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "bpfbench:", host.ErrNotRoot)
 		return m.Run()
 	}
-	unlock, err := host.Lock(*flagLockWait)
+	unlock, err := syslock.Take(*flagLockWait)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bpfbench:", err)
 		return 1

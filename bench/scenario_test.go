@@ -27,6 +27,7 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/snapshot"
+	"bpfbench/bpf/host/syslock"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
@@ -395,16 +396,16 @@ func parseReady(t *testing.T, line string) map[string]string {
 // the process exits: the remaining tests must not run without it.
 func withoutSuiteLock(t *testing.T, fn func()) {
 	t.Helper()
-	if os.Getenv(host.LockFDEnv) != "" {
-		t.Skipf("this run holds a lock its parent passed it (%s): releasing it would not free it", host.LockFDEnv)
+	if os.Getenv(syslock.FDEnv) != "" {
+		t.Skipf("this run holds a lock its parent passed it (%s): releasing it would not free it", syslock.FDEnv)
 	}
-	if host.HeldLockFile() == nil {
+	if syslock.HeldFile() == nil {
 		t.Fatal("this process holds no bpfbench lock to release")
 	}
 	suiteUnlock()
 	suiteUnlock = func() {}
 	defer func() {
-		unlock, err := host.Lock(*flagLockWait)
+		unlock, err := syslock.Take(*flagLockWait)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bpfbench: %s cannot take back the lock it released: %v; stopping, as the remaining tests must not run without it\n", t.Name(), err)
 			os.Exit(1)
@@ -500,8 +501,8 @@ func (w *stateWatch) byPID(t *testing.T, pid int) (evs []string, first int) {
 	return evs, first
 }
 
-// lockFileOpen reports whether process pid has the lock file open: Lock
-// keeps it open while it waits.
+// lockFileOpen reports whether process pid has the lock file open:
+// syslock.Take keeps it open while it waits.
 func lockFileOpen(pid int) bool {
 	dir := fmt.Sprintf("/proc/%d/fd", pid)
 	ents, _ := os.ReadDir(dir)

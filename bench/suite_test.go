@@ -3,6 +3,7 @@ package bench
 import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/snapshot"
+	"bpfbench/bpf/host/syslock"
 	"bpfbench/bpf/probe"
 	"bytes"
 	"fmt"
@@ -38,14 +39,14 @@ func suiteCmd(bin string, env []string, lock bool, args ...string) *exec.Cmd {
 	}
 	cmd := exec.Command(bin, args...)
 	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, host.LockFDEnv+"=") && !strings.HasPrefix(e, scenarioEnv+"=") && !strings.HasPrefix(e, failEnv+"=") {
+		if !strings.HasPrefix(e, syslock.FDEnv+"=") && !strings.HasPrefix(e, scenarioEnv+"=") && !strings.HasPrefix(e, failEnv+"=") {
 			cmd.Env = append(cmd.Env, e)
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
-	if f := host.HeldLockFile(); lock && f != nil {
+	if f := syslock.HeldFile(); lock && f != nil {
 		cmd.ExtraFiles = []*os.File{f}
-		cmd.Env = append(cmd.Env, host.LockFDEnv+"=3")
+		cmd.Env = append(cmd.Env, syslock.FDEnv+"=3")
 	}
 	return cmd
 }
