@@ -10,9 +10,9 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 	"bpfbench/bpf/xsk"
 
 	"github.com/cilium/ebpf"
@@ -183,13 +183,13 @@ func openXSK(tb testing.TB, t *rig.Traffic, queue int, zerocopy bool) *xsk.Socke
 func serveXSK(tb testing.TB, x *xsk.Socket, app xsk.App, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
 	serveOn(tb, cpu, "AF_XDP "+app.String(), &x.TID, func(stop *atomic.Bool) error { return x.Serve(app, stop) })
-	soft, serr := measure.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
+	soft, serr := sched.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if serr != nil {
 		tb.Fatal(serr)
 	}
 	stat := fmt.Sprintf("/proc/self/task/%d/schedstat", x.TID.Load())
 	return func() (int64, int64, error) {
-		s, err := measure.ClockNs(soft)
+		s, err := sched.ClockNs(soft)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -228,7 +228,7 @@ func afxdpVerdict(r rig.Receiver, res rig.TrafficResult, app *stage, cpu int, s 
 func TestAFXDPOutputParses(t *testing.T) {
 	host.RequireRoot(t)
 	requireLiveFrames(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	f := runFamily(t, "^BenchmarkAFXDP$")
 	want := []string{"AFXDP/app=rxdrop/mode=kernel", "AFXDP/app=rxdrop/mode=copy", "AFXDP/app=l2fwd/mode=kernel", "AFXDP/app=l2fwd/mode=copy"}
 	if !slices.Equal(f.order, want) {

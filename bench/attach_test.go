@@ -339,7 +339,7 @@ func ifaceVerdict(s iface.Sample) string {
 func TestAttachOutputParses(t *testing.T) {
 	host.RequireRoot(t)
 	requireLiveFrames(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	run := runFamily(t, "^BenchmarkAttach$/^action=(none|drop)$/^mode=(none|native)$/^prog=(none|drop)$/^dispatcher=(direct|full)$")
 	var results []*benchfmt.Result
 	for _, n := range run.order {
@@ -398,7 +398,7 @@ func TestAttachOutputParses(t *testing.T) {
 func TestAttachIface(t *testing.T) {
 	host.RequireRoot(t)
 	tr := rig.NewTraffic(t, 2)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 
 	stop := tr.Flood(100_000)
 	run := runVerbose(t, nil, "-test.run=^$", "-test.bench=^BenchmarkAttach$", "-test.benchtime=1x",
@@ -460,7 +460,7 @@ func TestAttachIfaceRefuses(t *testing.T) {
 			}
 		}
 	}
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	bench := []string{"-test.run=^$", "-test.bench=^BenchmarkAttach$", "-test.benchtime=1x", "-bpfbench.duration=200ms"}
 	for _, c := range []struct {
 		name string

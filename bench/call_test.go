@@ -8,7 +8,9 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
 )
@@ -256,7 +258,7 @@ func BenchmarkCall(b *testing.B) {
 		// Each row has its own loops: a loop keeps its layout and its
 		// recent short calls, and the rows' rounds interleave.
 		row := measure.Row{Name: fmt.Sprintf("call=%s/hops=%d", v.call, v.hops)}
-		if measure.Selected(b, row.Name) {
+		if pattern.Selected(b, row.Name) {
 			row.V = f.loop(b, v.call, v.hops)
 			if v.call != "inline" {
 				row.Base = f.loop(b, "inline", 1)
@@ -334,7 +336,7 @@ func TestCallChains(t *testing.T) {
 		t.Error("a chain broken at slot 2 passed the hop check")
 	}
 	// The benchmark's own check, the hops counter of every measurement.
-	err := measure.Pinned(benchOptions().CPU, func() error {
+	err := sched.Pinned(benchOptions().CPU, func() error {
 		_, err := l.Measure(10000)
 		return err
 	})

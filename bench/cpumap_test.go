@@ -11,9 +11,9 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
 )
@@ -176,18 +176,18 @@ func setCPUMap(tb testing.TB, m *ebpf.Map, cpu int, prog *ebpf.Program) func() (
 			tb.Fatalf("want one kernel thread %q for CPUMAP entry %d, found %d", comm, cpu, len(pids))
 		}
 	}
-	soft, err := measure.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
+	soft, err := sched.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	kthread := measure.ProcessClock(pid)
+	kthread := sched.ProcessClock(pid)
 	stat := fmt.Sprintf("/proc/%d/schedstat", pid)
 	return func() (int64, int64, error) {
-		k, err := measure.ClockNs(kthread)
+		k, err := sched.ClockNs(kthread)
 		if err != nil {
 			return 0, 0, fmt.Errorf("CPU %d's cpumap kthread: %w", cpu, err)
 		}
-		s, err := measure.ClockNs(soft)
+		s, err := sched.ClockNs(soft)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -311,7 +311,7 @@ func TestStage(t *testing.T) {
 func TestCpumapOutputParses(t *testing.T) {
 	host.RequireRoot(t)
 	requireLiveFrames(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	kthreads := cpumapKthreads()
 	f := runFamily(t, "^BenchmarkCpumap$")
 	want := []string{"Cpumap/redirect=none/drop=xdp", "Cpumap/redirect=cpumap/drop=noports", "Cpumap/redirect=cpumap/drop=cpumap-prog"}

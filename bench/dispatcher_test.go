@@ -7,6 +7,7 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
@@ -141,7 +142,7 @@ func BenchmarkDispatcher(b *testing.B) {
 	// when -test.bench leaves it out.
 	row := func(name string, v func() *measure.Loop, base bool, report func(*testing.B, measure.Result)) {
 		r := measure.Row{Name: name, Report: report}
-		if measure.Selected(b, name) {
+		if pattern.Selected(b, name) {
 			r.V = v()
 			if base {
 				r.Base = xdpLoop("", 0, true)

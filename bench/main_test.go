@@ -9,8 +9,11 @@ package bench
 
 import (
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/snapshot"
+	"bpfbench/bpf/host/syslock"
 	"bpfbench/bpf/labels"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/measure/gauge"
 	"bpfbench/bpf/probe"
 	"errors"
 	"flag"
@@ -151,7 +154,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "bpfbench:", host.ErrNotRoot)
 		return m.Run()
 	}
-	unlock, err := host.Lock(*flagLockWait)
+	unlock, err := syslock.Take(*flagLockWait)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bpfbench:", err)
 		return 1
@@ -225,7 +228,7 @@ func writeDiagnostics(path string) error {
 // any: attached ones share the dispatcher with the suite's, so the
 // dispatcher family's occupancy levels are only what they say when it is 0.
 func xdpProgsLabel() labels.Label {
-	n, err := host.CountXDPPrograms()
+	n, err := snapshot.CountXDPPrograms()
 	if err != nil {
 		return labels.Label{Key: "xdp-progs-at-start", Value: fmt.Sprintf("unknown (%v)", err)}
 	}
@@ -280,7 +283,7 @@ func icounting() bool { _, ok := probe.Icount(); return ok }
 
 // contention is the run's record of the measuring core's load, shared by
 // every family: a contended state can outlast a family.
-var contention = new(measure.Contention)
+var contention = new(gauge.Contention)
 
 // failEnv names a point at which the suite fails on purpose, or with
 // "block:" before it stops there until killed (see failpoint): how tests

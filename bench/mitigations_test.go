@@ -16,6 +16,7 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
@@ -455,7 +456,7 @@ func TestStatsToggle(t *testing.T) {
 	// checks, and the check that a loop ran reads the first.
 	on.Layouts, off.Layouts = nil, nil
 	on.Emulated, off.Emulated = probe.Emulated(), probe.Emulated()
-	err := measure.Pinned(benchOptions().CPU, func() error {
+	err := sched.Pinned(benchOptions().CPU, func() error {
 		for i, l := range []*measure.Loop{off, on, off, on, off} {
 			w, err := watchStats([]*measure.Loop{on, off}, []bool{l == on, false})
 			if err != nil {
@@ -558,7 +559,7 @@ func TestHardenReload(t *testing.T) {
 // so.
 func TestHardenKilled(t *testing.T) {
 	host.RequireRoot(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	was := readHarden(t)
 	level := "2"
 	if was == "2" {

@@ -11,6 +11,7 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 )
 
 // The skeleton of the families whose path ends on a second CPU (AFXDP,
@@ -121,7 +122,7 @@ func serveOn(tb testing.TB, cpu int, what string, tid *atomic.Int32, serve func(
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		err = measure.Pinned(cpu, func() error { return serve(&stop) })
+		err = sched.Pinned(cpu, func() error { return serve(&stop) })
 	}()
 	tb.Cleanup(func() {
 		stop.Store(true)

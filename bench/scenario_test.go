@@ -4,7 +4,7 @@ package bench
 // again as a child) the ways users break it: interrupted, terminated,
 // killed, twice at once, with bad flags, failing half-way, without root. After
 // each they check that the machine is as it was: namespaces, BPF programs
-// and links, XDP on host devices, sysctls (Snapshot), and the host's own
+// and links, XDP on host devices, sysctls (snapshot.State), and the host's own
 // interfaces.
 
 import (
@@ -26,6 +26,8 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/snapshot"
+	"bpfbench/bpf/host/syslock"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
@@ -255,7 +257,7 @@ func TestScenarioSignal(t *testing.T) {
 	host.RequireRoot(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(strings.ToLower(unix.SignalName(sig)), func(t *testing.T) {
-			before := snapshot(t)
+			before := takeSnapshot(t)
 			c := startChild(t, suiteChildOpts{lock: true}, "-test.run=^$",
 				"-test.bench=^BenchmarkDispatcher$/^dispatcher=full$/^fill=native$", "-test.benchtime=60s")
 			// Mid-run: its namespaces exist (the XDP family's and the
@@ -274,7 +276,7 @@ func TestScenarioSignal(t *testing.T) {
 					continue
 				}
 				// Mid-run: the state moves, so no settled snapshot here.
-				if now, err := host.TakeSnapshot(); err == nil && now.Links >= before.Links+rig.DispatcherMax {
+				if now, err := snapshot.Take(); err == nil && now.Links >= before.Links+rig.DispatcherMax {
 					break
 				}
 			}
@@ -307,12 +309,12 @@ func TestScenarioSignal(t *testing.T) {
 // of it is left even before the repair.
 func TestScenarioSIGKILL(t *testing.T) {
 	host.RequireRoot(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	c := startChild(t, suiteChildOpts{lock: true, stdin: true, env: []string{scenarioEnv + "=" + scenarioHold}},
 		"-test.run=^TestScenarioHelper$")
 	ready := parseReady(t, c.waitReady(t))
 	pid := c.pid()
-	held := snapshot(t)
+	held := takeSnapshot(t)
 	if held.Sysctls[heldSysctl] != ready["value"] || !slices.Contains(held.Namespaces, ready["netns"]) ||
 		held.XDPProgs <= before.XDPProgs || held.Links <= before.Links {
 		t.Fatalf("the helper does not hold what it says (%v): %s", ready, before.Diff(held))
@@ -328,9 +330,9 @@ func TestScenarioSIGKILL(t *testing.T) {
 	// The kernel frees the link and the program once the dead process's
 	// descriptors are closed; the namespace, bind-mounted, and the sysctl
 	// stay for the repair.
-	var killed host.Snapshot
+	var killed snapshot.State
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		killed = snapshot(t)
+		killed = takeSnapshot(t)
 		if killed.XDPProgs == before.XDPProgs && killed.Links == before.Links || time.Now().After(deadline) {
 			break
 		}
@@ -394,16 +396,16 @@ func parseReady(t *testing.T, line string) map[string]string {
 // the process exits: the remaining tests must not run without it.
 func withoutSuiteLock(t *testing.T, fn func()) {
 	t.Helper()
-	if os.Getenv(host.LockFDEnv) != "" {
-		t.Skipf("this run holds a lock its parent passed it (%s): releasing it would not free it", host.LockFDEnv)
+	if os.Getenv(syslock.FDEnv) != "" {
+		t.Skipf("this run holds a lock its parent passed it (%s): releasing it would not free it", syslock.FDEnv)
 	}
-	if host.HeldLockFile() == nil {
+	if syslock.HeldFile() == nil {
 		t.Fatal("this process holds no bpfbench lock to release")
 	}
 	suiteUnlock()
 	suiteUnlock = func() {}
 	defer func() {
-		unlock, err := host.Lock(*flagLockWait)
+		unlock, err := syslock.Take(*flagLockWait)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bpfbench: %s cannot take back the lock it released: %v; stopping, as the remaining tests must not run without it\n", t.Name(), err)
 			os.Exit(1)
@@ -499,8 +501,8 @@ func (w *stateWatch) byPID(t *testing.T, pid int) (evs []string, first int) {
 	return evs, first
 }
 
-// lockFileOpen reports whether process pid has the lock file open: Lock
-// keeps it open while it waits.
+// lockFileOpen reports whether process pid has the lock file open:
+// syslock.Take keeps it open while it waits.
 func lockFileOpen(pid int) bool {
 	dir := fmt.Sprintf("/proc/%d/fd", pid)
 	ents, _ := os.ReadDir(dir)
@@ -518,13 +520,13 @@ func lockFileOpen(pid int) bool {
 // which must wait until A has finished and restored its state, then run.
 func TestScenarioTwoRuns(t *testing.T) {
 	host.RequireRoot(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	withoutSuiteLock(t, func() {
 		a := startChild(t, suiteChildOpts{stdin: true, env: []string{scenarioEnv + "=" + scenarioHold}},
 			"-test.run=^TestScenarioHelper$", fmt.Sprintf("-bpfbench.lockwait=%v", *flagLockWait))
 		ready := parseReady(t, a.waitReady(t))
 		watch := watchState(t)
-		held := snapshot(t)
+		held := takeSnapshot(t)
 		if held.Sysctls[heldSysctl] != ready["value"] || !slices.Contains(held.Namespaces, ready["netns"]) {
 			t.Fatalf("A does not hold what it says (%v): %s", ready, before.Diff(held))
 		}
@@ -543,7 +545,7 @@ func TestScenarioTwoRuns(t *testing.T) {
 		if evs, _ := watch.byPID(t, b.pid()); len(evs) > 0 {
 			t.Errorf("B, which did not get the lock, changed host state: %v", evs)
 		}
-		if d := held.Diff(snapshot(t)); d != "" {
+		if d := held.Diff(takeSnapshot(t)); d != "" {
 			t.Errorf("the machine changed while B tried to run: %s", d)
 		}
 
@@ -591,9 +593,9 @@ func TestScenarioTwoRuns(t *testing.T) {
 // with status 2 and one line naming the flag and what it accepts, before
 // anything on the system changes. It needs no privilege.
 func TestScenarioBadFlags(t *testing.T) {
-	var before host.Snapshot
+	var before snapshot.State
 	if host.Privileged() {
-		before = snapshot(t)
+		before = takeSnapshot(t)
 	}
 	watch := watchState(t)
 	for _, tc := range []struct{ arg, flag string }{
@@ -660,7 +662,7 @@ func TestScenarioFailure(t *testing.T) {
 			if c.liveFrames {
 				requireLiveFrames(t)
 			}
-			before := snapshot(t)
+			before := takeSnapshot(t)
 			args := append([]string{"-test.run=^$", "-test.benchtime=1x"}, c.args...)
 			stdout, stderr, err := runSuite(t, []string{failEnv + "=" + c.point}, args...)
 			switch {
@@ -685,7 +687,7 @@ func TestScenarioFailure(t *testing.T) {
 // the tests that need none pass, the run succeeds and changes nothing.
 func TestScenarioNotRoot(t *testing.T) {
 	host.RequireRoot(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	// A copy of the binary that nobody may run, in a directory nobody
 	// may enter (t.TempDir's are root's only).
 	dir, err := os.MkdirTemp("", "bpfbench-notroot-")
@@ -835,7 +837,7 @@ func isZeroMask(m net.IPMask) bool {
 // flags, MTU and XDP state.
 func TestScenarioHostInterfaces(t *testing.T) {
 	host.RequireRoot(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	devs, defRoute := hostDevices(t)
 	var watched []string
 	for _, i := range defRoute {

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/snapshot"
+	"bpfbench/bpf/host/syslock"
 	"bpfbench/bpf/probe"
 	"bytes"
 	"fmt"
@@ -37,14 +39,14 @@ func suiteCmd(bin string, env []string, lock bool, args ...string) *exec.Cmd {
 	}
 	cmd := exec.Command(bin, args...)
 	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, host.LockFDEnv+"=") && !strings.HasPrefix(e, scenarioEnv+"=") && !strings.HasPrefix(e, failEnv+"=") {
+		if !strings.HasPrefix(e, syslock.FDEnv+"=") && !strings.HasPrefix(e, scenarioEnv+"=") && !strings.HasPrefix(e, failEnv+"=") {
 			cmd.Env = append(cmd.Env, e)
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
-	if f := host.HeldLockFile(); lock && f != nil {
+	if f := syslock.HeldFile(); lock && f != nil {
 		cmd.ExtraFiles = []*os.File{f}
-		cmd.Env = append(cmd.Env, host.LockFDEnv+"=3")
+		cmd.Env = append(cmd.Env, syslock.FDEnv+"=3")
 	}
 	return cmd
 }
@@ -56,11 +58,11 @@ func requireLiveFrames(t *testing.T) {
 	probe.Require(t, probe.HaveLiveFrames(), "traffic generator")
 }
 
-// snapshot takes the state to compare with after a run, once programs and
+// takeSnapshot takes the state to compare with after a run, once programs and
 // links freed by earlier tests are gone.
-func snapshot(t *testing.T) host.Snapshot {
+func takeSnapshot(t *testing.T) snapshot.State {
 	t.Helper()
-	s, err := host.SettledSnapshot(10 * time.Second)
+	s, err := snapshot.Settled(10 * time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,11 +72,11 @@ func snapshot(t *testing.T) host.Snapshot {
 // requireSameState fails unless the machine returns to before. Programs
 // and links are freed when their last descriptor closes, which for an
 // exited child can take a moment.
-func requireSameState(t *testing.T, before host.Snapshot) {
+func requireSameState(t *testing.T, before snapshot.State) {
 	t.Helper()
 	var diff string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		now, err := host.TakeSnapshot()
+		now, err := snapshot.Take()
 		if err != nil {
 			t.Fatal(err)
 		}

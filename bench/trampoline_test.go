@@ -9,9 +9,11 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/tracefs"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -77,7 +79,7 @@ var trampHooks = []trampHook{
 	}},
 	{target: "kfunc", attach: "tp_btf", prog: "kfunc_tp_btf", link: attachTracing},
 	{target: "kfunc", attach: "tp", prog: "kfunc_tp", link: func(p *ebpf.Program) (l link.Link, err error) {
-		err = host.WithTracefs(func() error {
+		err = tracefs.Do(func() error {
 			l, err = link.Tracepoint(trampTracepointGroup, trampTracepoint, p, nil)
 			return err
 		})
@@ -424,7 +426,7 @@ func TestTrampolineDriverCounts(t *testing.T) {
 		Counters: []measure.Counter{{Name: "driver runs", Var: f.core.Runs, PerCall: 1}},
 		Emulated: probe.Emulated(),
 	}
-	err := measure.Pinned(benchOptions().CPU, func() error {
+	err := sched.Pinned(benchOptions().CPU, func() error {
 		s, err := loop.Measure(100_000)
 		if err != nil {
 			return err
@@ -576,7 +578,7 @@ func trampolinePrograms(t *testing.T) int {
 // child can take a moment).
 func requireNoTrampolinePrograms(t *testing.T) {
 	t.Helper()
-	requireSameState(t, snapshot(t)) // waits for the exited child's objects
+	requireSameState(t, takeSnapshot(t)) // waits for the exited child's objects
 	if n := trampolinePrograms(t); n != 0 {
 		t.Fatalf("%d programs of the trampoline family are still loaded", n)
 	}
@@ -591,7 +593,7 @@ const trampolineEveryKind = "^BenchmarkTrampoline$///^(progs=[012]|chain=1)$"
 // is left.
 func TestTrampolineLeavesNothing(t *testing.T) {
 	host.RequireRoot(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	if n := trampolinePrograms(t); n != 0 {
 		t.Fatalf("%d programs of the trampoline family are loaded before the run", n)
 	}

@@ -16,6 +16,7 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/sys/unix"
@@ -239,18 +240,18 @@ type udpReceiver struct {
 func (u *udpReceiver) start(tb testing.TB, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
 	serveOn(tb, cpu, "UDP "+u.call+" loop", &u.tid, u.serve)
-	soft, serr := measure.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
+	soft, serr := sched.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if serr != nil {
 		tb.Fatal(serr)
 	}
-	thread := measure.ThreadClock(int(u.tid.Load()))
+	thread := sched.ThreadClock(int(u.tid.Load()))
 	stat := fmt.Sprintf("/proc/self/task/%d/schedstat", u.tid.Load())
 	return func() (int64, int64, error) {
-		c, err := measure.ClockNs(thread)
+		c, err := sched.ClockNs(thread)
 		if err != nil {
 			return 0, 0, err
 		}
-		s, err := measure.ClockNs(soft)
+		s, err := sched.ClockNs(soft)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -312,7 +313,7 @@ func (u *udpReceiver) serve(stop *atomic.Bool) error {
 func TestUDPOutputParses(t *testing.T) {
 	host.RequireRoot(t)
 	requireLiveFrames(t)
-	before := snapshot(t)
+	before := takeSnapshot(t)
 	f := runFamily(t, "^BenchmarkUDP$")
 	f.requireUnits(t, "UDP/recv=none", "capacity-pps", "sec/pkt", "rx-sec/pkt", "lost-pkts")
 	if res := f.results["UDP/recv=none"]; res != nil {

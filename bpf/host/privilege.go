@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"bpfbench/bpf/host/syslock"
 )
 
 // ErrNotRoot is why privileged benchmarks and tests skip: the one line
@@ -30,12 +32,12 @@ func RequireRoot(tb testing.TB) {
 // bench run at the same time (`go test ./...` runs packages in parallel)
 // would find them sharing its dispatcher and count them in its snapshots.
 // Helper processes (BPFBENCH_TEST_HELPER) take no lock of their own: the
-// test that starts one hands it its lock, or tests Lock.
+// test that starts one hands it its lock, or tests the lock.
 func RunTests(m *testing.M) {
 	if !Privileged() || os.Getenv("BPFBENCH_TEST_HELPER") != "" {
 		os.Exit(m.Run())
 	}
-	unlock, err := Lock(5 * time.Minute)
+	unlock, err := syslock.Take(5 * time.Minute)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tests:", err)
 		os.Exit(1)

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"bpfbench/bpf/host/proc"
 )
 
 // Repair undoes what earlier bpfbench processes that are now dead left
@@ -26,13 +28,13 @@ import (
 // A run is dead if its PID does not exist, is a zombie, or belongs to a
 // process with another start time. Live runs are left alone; a sysctl that
 // a live run has also changed is not restored (its journal stays for a later
-// Repair) and the line says so. Call it holding Lock.
+// Repair) and the line says so. Call it holding the lock (syslock.Take).
 func Repair() ([]string, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 
 	rp := &repair{
-		boot:     bootID(),
+		boot:     proc.BootID(),
 		live:     map[int]*journal{},
 		liveKeys: map[string]int{},
 		deadWhy:  map[int]string{},
@@ -84,7 +86,7 @@ func (rp *repair) readJournals() (int, error) {
 		name := e.Name()
 		if i := strings.Index(name, ".tmp-"); i > 0 && strings.HasPrefix(name, "journal-") {
 			// A half-written journal of a writer that died.
-			if w, err := strconv.Atoi(name[i+len(".tmp-"):]); err == nil && w != selfPID && !pidExists(w) {
+			if w, err := strconv.Atoi(name[i+len(".tmp-"):]); err == nil && w != selfPID && !proc.Exists(w) {
 				os.Remove(filepath.Join(StateDir, name))
 			}
 			continue
@@ -99,7 +101,7 @@ func (rp *repair) readJournals() (int, error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			if pidExists(pid) {
+			if proc.Exists(pid) {
 				continue // maybe live; leave it
 			}
 			bad := path + ".corrupt"
@@ -116,7 +118,7 @@ func (rp *repair) readJournals() (int, error) {
 			rp.lines = append(rp.lines, fmt.Sprintf("discarded journal of run pid %d from an earlier boot (the reboot reset its sysctls)", pid))
 			continue
 		}
-		if alive, why := runAlive(pid, j.StartTime); alive {
+		if alive, why := proc.Alive(pid, j.StartTime); alive {
 			rp.live[pid] = j
 			for _, r := range j.Sysctls {
 				rp.liveKeys[r.Path] = pid
@@ -164,14 +166,14 @@ func (rp *repair) deleteNamespaces() {
 			// so look again now that the namespace is known to exist.
 			j, err := readJournal(journalPath(pid))
 			if err == nil {
-				if alive, _ := runAlive(pid, j.StartTime); alive {
+				if alive, _ := proc.Alive(pid, j.StartTime); alive {
 					continue
 				}
-			} else if !errors.Is(err, fs.ErrNotExist) && pidExists(pid) {
+			} else if !errors.Is(err, fs.ErrNotExist) && proc.Exists(pid) {
 				continue
 			}
 			why = fmt.Sprintf("killed run pid %d", pid)
-			if pidExists(pid) {
+			if proc.Exists(pid) {
 				why = fmt.Sprintf("dead run pid %d (the PID is now another process)", pid)
 			}
 		}

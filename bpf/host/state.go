@@ -3,10 +3,12 @@ package host
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"bpfbench/bpf/host/proc"
+	"bpfbench/bpf/host/syslock"
 )
 
 // Host state the suite changes (sysctls, named network namespaces) is
@@ -23,13 +25,10 @@ import (
 // when the PID has been reused, and can discard journals from before a
 // reboot.
 
-// StateDir holds the journals and the lock file.
-const StateDir = "/run/bpfbench"
+// StateDir holds the journals and the lock file (syslock).
+const StateDir = syslock.Dir
 
-var (
-	lockPath = filepath.Join(StateDir, "lock")
-	selfPID  = os.Getpid()
-)
+var selfPID = os.Getpid()
 
 var errFrozen = errors.New("bpfbench is exiting on a signal and has restored host state")
 
@@ -55,11 +54,11 @@ var self = sync.OnceValue(func() (id struct {
 	bootID  string
 	cmdline string
 }) {
-	if p, err := readProcStat(selfPID); err == nil {
-		id.start = p.start
+	if p, err := proc.ReadStat(selfPID); err == nil {
+		id.start = p.Start
 	}
-	id.bootID = bootID()
-	id.cmdline = procCmdline(selfPID)
+	id.bootID = proc.BootID()
+	id.cmdline = proc.Cmdline(selfPID)
 	return id
 })
 

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"bpfbench/bpf/host/syslock"
 )
 
 // Sysctls the tests change. bpf_jit_harden 0 and 1 both leave programs
@@ -57,19 +59,19 @@ func hsToggle(tb testing.TB) (orig, other string) {
 // sysctls meanwhile. It returns the held lock file, for children.
 func hsLock(tb testing.TB) *os.File {
 	tb.Helper()
-	if f := HeldLockFile(); f != nil {
+	if f := syslock.HeldFile(); f != nil {
 		return f
 	}
-	unlock, err := Lock(0)
+	unlock, err := syslock.Take(0)
 	if err != nil {
 		tb.Logf("waiting for the lock: %v", err)
-		unlock, err = Lock(5 * time.Minute)
+		unlock, err = syslock.Take(5 * time.Minute)
 		if err != nil {
 			tb.Fatal(err)
 		}
 	}
 	tb.Cleanup(unlock)
-	return HeldLockFile()
+	return syslock.HeldFile()
 }
 
 // hsSnapshot takes the lock, repairs what dead runs left, and records the
@@ -440,7 +442,7 @@ func hsHelper(t *testing.T, lock *os.File, mode string, env ...string) (*exec.Cm
 	cmd.Env = append(cmd.Env, env...)
 	if lock != nil {
 		cmd.ExtraFiles = []*os.File{lock}
-		cmd.Env = append(cmd.Env, LockFDEnv+"=3")
+		cmd.Env = append(cmd.Env, syslock.FDEnv+"=3")
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stderr bytes.Buffer
@@ -492,7 +494,7 @@ func hsHelper(t *testing.T, lock *os.File, mode string, env ...string) (*exec.Cm
 	return nil, "", nil
 }
 
-// TestHelperProcess is the child of the SIGKILL, SIGINT and Lock tests.
+// TestHelperProcess is the child of the SIGKILL, SIGINT and panic tests.
 func TestHelperProcess(t *testing.T) {
 	mode := os.Getenv("BPFBENCH_TEST_HELPER")
 	if mode == "" {
@@ -511,19 +513,6 @@ func TestHelperProcess(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			panic("helper panics")
 		}
-	case "lock":
-		if _, err := lockAt(os.Getenv("BPFBENCH_TEST_LOCK"), 0); err != nil {
-			t.Fatal(err)
-		}
-		fmt.Println("BPFBENCH-READY")
-	case "inherit":
-		unlock, err := Lock(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		unlock()
-		fmt.Println("BPFBENCH-READY inherited")
-		return
 	default:
 		t.Fatalf("unknown helper mode %q", mode)
 	}
@@ -649,65 +638,4 @@ func TestStatePanic(t *testing.T) {
 		t.Errorf("after the panic %s still exists", nsName)
 	}
 	hsNoJournal(t, cmd.Process.Pid)
-}
-
-func TestLock(t *testing.T) {
-	RequireRoot(t)
-	path := filepath.Join(t.TempDir(), "lock")
-
-	// Held by another process: fail after the wait, naming it.
-	cmd, _, _ := hsHelper(t, HeldLockFile(), "lock", "BPFBENCH_TEST_LOCK="+path)
-	pid := cmd.Process.Pid
-	start := time.Now()
-	_, err := lockAt(path, 200*time.Millisecond)
-	if err == nil {
-		t.Fatal("Lock succeeded while the helper holds it")
-	}
-	t.Logf("%v (after %v)", err, time.Since(start))
-	if !strings.Contains(err.Error(), fmt.Sprintf("held by pid %d", pid)) {
-		t.Errorf("error does not name holder pid %d: %v", pid, err)
-	}
-	// The kernel releases the lock of a killed holder.
-	cmd.Process.Kill()
-	cmd.Wait()
-	unlock, err := lockAt(path, 5*time.Second)
-	if err != nil {
-		t.Fatalf("Lock after the holder died: %v", err)
-	}
-
-	// Held in this process: a second Lock waits too, then fails.
-	if _, err := lockAt(path, 100*time.Millisecond); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("held by pid %d (this process)", selfPID)) {
-		t.Errorf("second Lock: %v", err)
-	}
-	unlock()
-	unlock() // idempotent
-	unlock, err = lockAt(path, 0)
-	if err != nil {
-		t.Fatalf("Lock after unlock: %v", err)
-	}
-	unlock()
-}
-
-func TestLockSystemWide(t *testing.T) {
-	RequireRoot(t)
-	lock := hsLock(t)
-	if _, err := Lock(100 * time.Millisecond); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("held by pid %d", selfPID)) {
-		t.Errorf("second Lock while holding it: %v", err)
-	}
-	data, err := os.ReadFile(lockPath)
-	if err != nil || !strings.HasPrefix(string(data), strconv.Itoa(selfPID)+"\n") {
-		t.Errorf("lock file says %q (%v), want our pid first", data, err)
-	}
-	// A child handed the lock takes it at once.
-	cmd, r, _ := hsHelper(t, lock, "inherit")
-	if r != "inherited" {
-		t.Errorf("helper: %q", r)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("helper: %v", err)
-	}
-	// Still ours after the child's unlock.
-	if _, err := Lock(50 * time.Millisecond); err == nil {
-		t.Error("Lock succeeded: the child's unlock released the parent's lock")
-	}
 }

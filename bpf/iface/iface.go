@@ -2,8 +2,8 @@ package iface
 
 import (
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/measure"
 	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 	"errors"
 	"fmt"
 	"io"
@@ -382,12 +382,12 @@ func (s Sample) Busy() float64 {
 // CPU, and each receiving CPU's softirq share), and returns the totals.
 func Measure(ifc Device, rxCount *ebpf.Map, d, interval time.Duration, w io.Writer) (Sample, error) {
 	var s Sample
-	read := func() ([][]uint64, []measure.CPUTicks, uint64, error) {
+	read := func() ([][]uint64, []sched.CPUTicks, uint64, error) {
 		rx, err := rig.ReadQueues(rxCount, ifc.Queues)
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		ticks, err := measure.ReadCPUTicks()
+		ticks, err := sched.ReadCPUTicks()
 		if err != nil {
 			return nil, nil, 0, err
 		}
@@ -419,14 +419,14 @@ func Measure(ifc Device, rxCount *ebpf.Map, d, interval time.Duration, w io.Writ
 	s.Duration = time.Since(start)
 	s.RX = rig.Counts{RX: rx1}.Sub(rig.Counts{RX: rx0}).RX
 	for cpu := range min(len(t0), len(t1)) {
-		s.Softirq = append(s.Softirq, measure.TicksDur(t1[cpu].Softirq-t0[cpu].Softirq))
-		s.Elapsed = append(s.Elapsed, measure.TicksDur(t1[cpu].Total-t0[cpu].Total))
+		s.Softirq = append(s.Softirq, sched.TicksDur(t1[cpu].Softirq-t0[cpu].Softirq))
+		s.Elapsed = append(s.Elapsed, sched.TicksDur(t1[cpu].Total-t0[cpu].Total))
 	}
 	s.Missed = m1 - m0
 	return s, nil
 }
 
-func rateTable(ifc Device, delta [][]uint64, t0, t1 []measure.CPUTicks, dt, elapsed time.Duration) string {
+func rateTable(ifc Device, delta [][]uint64, t0, t1 []sched.CPUTicks, dt, elapsed time.Duration) string {
 	var b strings.Builder
 	sec := dt.Seconds()
 	// Not "word: ...": benchfmt would read a configuration line.

@@ -2,8 +2,8 @@ package iface
 
 import (
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/measure"
 	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 	"bytes"
 	"errors"
 	"net"
@@ -271,7 +271,7 @@ func TestMeasure(t *testing.T) {
 }
 
 func TestReadCPUTicks(t *testing.T) {
-	ticks, err := measure.ReadCPUTicks()
+	ticks, err := sched.ReadCPUTicks()
 	if err != nil {
 		t.Fatal(err)
 	}

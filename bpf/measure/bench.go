@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"bpfbench/bpf/measure/gauge"
+	"bpfbench/bpf/measure/robust"
 	"bpfbench/bpf/probe"
+	"bpfbench/bpf/sched"
 )
 
 // BenchOptions control how a variant is benchmarked.
@@ -26,7 +29,7 @@ type BenchOptions struct {
 	MaxTime    time.Duration
 	// Contention, when set, is the run's record of the core's load: calls
 	// made while it was contended are left out of the figures.
-	Contention *Contention
+	Contention *gauge.Contention
 	// Icount says the guest's clocks count instructions (probe.Icount):
 	// sizing then caps the floor of repetitions (icountMinCalls).
 	// Emulated says the CPU is emulated (probe.Emulated): a sample whose
@@ -62,16 +65,16 @@ func Once(b *testing.B, measure func()) {
 	}
 }
 
-// OncePinned runs measure once (Once) on a thread pinned to cpu (Pinned)
+// OncePinned runs measure once (Once) on a thread pinned to cpu (sched.Pinned)
 // and returns its error, after reporting steal-frac: the share of cpu's
 // time its vCPU was stolen by the host meanwhile (/proc/stat; none when no
 // tick passed).
 func OncePinned(b *testing.B, cpu int, measure func() error) error {
 	b.Helper()
-	steal := startSteal(cpu)
+	steal := sched.StartSteal(cpu)
 	var err error
-	Once(b, func() { err = Pinned(cpu, measure) })
-	if f, ok := steal.frac(); ok {
+	Once(b, func() { err = sched.Pinned(cpu, measure) })
+	if f, ok := steal.Frac(); ok {
 		Diag(b, f, "steal-frac")
 	}
 	return err
@@ -79,7 +82,7 @@ func OncePinned(b *testing.B, cpu int, measure func() error) error {
 
 // Result summarises the samples of one variant.
 type Result struct {
-	// Ns is the low quantile (LowQuantile) of the variant's per-round
+	// Ns is the low quantile (robust.LowQuantile) of the variant's per-round
 	// cost, KernelNs the same quantile of the kernel's own averages.
 	Ns, KernelNs float64
 	// Cycles is Ns in cycles of the clock rate each round ran at
@@ -91,7 +94,7 @@ type Result struct {
 	CallUs float64
 	// Delta is the median paired difference against the baseline with
 	// its 95% interval; Rel the same as a fraction of the baseline.
-	Delta, Rel Estimate
+	Delta, Rel robust.Estimate
 	HaveDelta  bool
 	// Rounds is the variant's measured calls (Rounds.Count).
 	Rounds int
@@ -274,8 +277,8 @@ func (c *recorder) result(rounds *Rounds, threshold float64) Result {
 		Ns:         u.Location(0).Value,
 		Cycles:     u.Cycles(0).Value,
 		GHz:        u.GHz(0),
-		KernelNs:   quantile(c.kns, LowQuantile),
-		CallUs:     quantile(c.call, 0.5),
+		KernelNs:   robust.Quantile(c.kns, robust.LowQuantile),
+		CallUs:     robust.Quantile(c.call, 0.5),
 		Rounds:     rounds.Count(),
 		Remeasured: c.remeasured,
 		Disagreed:  c.disagreed,

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/probe"
+	"bpfbench/bpf/sched"
 )
 
 // A Row is one sub-benchmark of a family measured by Family: a test_run
@@ -31,7 +33,7 @@ type Row struct {
 // that every row sees the same mix of the machine's states and any two
 // rows compare as a pair (randomised multiple interleaved trials: Abedi
 // and Brecht, ICPE 2017). Only the rows that -test.bench selects are
-// measured (Selected). See docs/method.md#interleaved-rows.
+// measured (pattern.Selected). See docs/method.md#interleaved-rows.
 func Family(b *testing.B, o BenchOptions, rows []Row) {
 	b.Helper()
 	type member struct {
@@ -50,12 +52,12 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 		if !o.Interleave {
 			m.row.Base = nil
 		}
-		if row.Skip == "" && Selected(b, row.Name) {
+		if row.Skip == "" && pattern.Selected(b, row.Name) {
 			live = append(live, m)
 		}
 	}
 	if len(live) > 0 {
-		err := Pinned(o.CPU, func() error {
+		err := sched.Pinned(o.CPU, func() error {
 			for _, m := range live {
 				m.rec, m.x, m.err = newLoopRunner(o.Budget(), m.row.V, m.row.Base, o)
 			}
@@ -112,14 +114,11 @@ type stealAcc struct{ stolen, total uint64 }
 
 // during runs fn and adds cpu's ticks meanwhile.
 func (a *stealAcc) during(cpu int, fn func() error) error {
-	m := startSteal(cpu)
+	m := sched.StartSteal(cpu)
 	err := fn()
-	if !m.ok {
-		return err
-	}
-	if t, rerr := ReadCPUTicks(); rerr == nil && cpu < len(t) && t[cpu].Total >= m.before.Total {
-		a.stolen += t[cpu].Steal - m.before.Steal
-		a.total += t[cpu].Total - m.before.Total
+	if stolen, total, ok := m.Ticks(); ok {
+		a.stolen += stolen
+		a.total += total
 	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"bpfbench/bpf/internal/testutil"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 )
 
 func TestMain(m *testing.M) { host.RunTests(m) }
@@ -22,7 +23,7 @@ func TestMeasure(t *testing.T) {
 	var before, after uint64
 	objs.Runs.Get(&before)
 	var s measure.Sample
-	err := measure.Pinned(0, func() (err error) {
+	err := sched.Pinned(0, func() (err error) {
 		s, err = l.Measure(10000)
 		return err
 	})
@@ -69,7 +70,7 @@ func TestLayoutsTakeTurns(t *testing.T) {
 		return n
 	}
 	before := runs()
-	err := measure.Pinned(0, func() error {
+	err := sched.Pinned(0, func() error {
 		for i := range 2 * len(loads) {
 			b := runs()
 			if _, err := l.Measure(10000); err != nil {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+
+	"bpfbench/bpf/sched"
 )
 
 // ShortRepeat is the repeat count of the call that measures a test_run
@@ -186,14 +188,14 @@ func (l *Loop) call(repeat uint32) (callTime, error) {
 		if err := l.Iterations.Set(repeat); err != nil {
 			return t, fmt.Errorf("set iterations: %w", err)
 		}
-		wall, start := time.Now(), ThreadCPU()
+		wall, start := time.Now(), sched.ThreadCPU()
 		_, err := l.Prog.Run(&ebpf.RunOptions{})
-		t.CPU, t.Wall = ThreadCPU()-start, time.Since(wall).Nanoseconds()
+		t.CPU, t.Wall = sched.ThreadCPU()-start, time.Since(wall).Nanoseconds()
 		return t, err
 	}
-	wall, start := time.Now(), ThreadCPU()
+	wall, start := time.Now(), sched.ThreadCPU()
 	_, total, err := l.Prog.Benchmark(l.Data, int(repeat), func() { t.Restarted = true })
-	t.CPU, t.Wall = ThreadCPU()-start, time.Since(wall).Nanoseconds()
+	t.CPU, t.Wall = sched.ThreadCPU()-start, time.Since(wall).Nanoseconds()
 	if err != nil {
 		return callTime{}, err
 	}
@@ -221,7 +223,7 @@ const minCPUShare = 0.9
 func (t callTime) lostTime() bool { return float64(t.CPU) < minCPUShare*float64(t.Wall) }
 
 // Measure runs a short and a long call of the loop and returns the time per
-// repetition. It must run on a locked OS thread (see Pinned). It fails with
+// repetition. It must run on a locked OS thread (see sched.Pinned). It fails with
 // ErrRunCount when the program's counter disagrees with the repetitions
 // asked for, and retries loops the kernel abandoned on EINTR. It measures
 // the current of the loop and its Layouts.
@@ -245,7 +247,7 @@ func (l *Loop) measure(repeat uint32) (Sample, error) {
 	s := Sample{Repeat: repeat}
 	for s.Restarts <= maxRestarts {
 		if l.Switch != nil {
-			if err := Elsewhere(l.Switch); err != nil {
+			if err := sched.Elsewhere(l.Switch); err != nil {
 				return s, fmt.Errorf("switch state: %w", err)
 			}
 		}

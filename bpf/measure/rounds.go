@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"bpfbench/bpf/measure/gauge"
+	"bpfbench/bpf/measure/robust"
 )
 
 // The rounds engine. Every family measures the same way: a few streams (a
@@ -17,7 +20,7 @@ import (
 // speed, and measures every stream once per round, in an order balanced
 // over blocks of rounds, so that all of them see the machine in the same
 // states. Differences are taken within a round (paired), where the
-// machine's speed level cancels, and summarised robustly (see estimate.go).
+// machine's speed level cancels, and summarised robustly (package robust).
 
 // A Stream measures size units of work and returns the cost of one unit in
 // nanoseconds. Whatever else a stream learns (the kernel's own average, the
@@ -67,10 +70,10 @@ type sizing struct {
 	Layouts int
 	// Contention, when set, collects the core's load after every call
 	// (with Cycles), and decides which calls were contended.
-	Contention *Contention
-	// Gauge reads the core's state after a call (with Cycles): ReadGauge
+	Contention *gauge.Contention
+	// Gauge reads the core's state after a call (with Cycles): gauge.Read
 	// when nil.
-	Gauge func() Gauge
+	Gauge func() gauge.Reading
 }
 
 // Size is the units of one call: enough to fill CallTime at nsPerUnit, no
@@ -133,11 +136,11 @@ type Rounds struct {
 	// of its turn in round i/Turn.
 	Ns [][]float64
 	// CycleNs[s][i] is the cycle length measured right after stream s's
-	// call i (CycleNs; with sizing.Cycles): a host changes its clock rate
+	// call i (gauge.Reading.CycleNs; with sizing.Cycles): a host changes its clock rate
 	// every few tens of ms, a call takes a few ms.
 	CycleNs [][]float64
 	// Load[s][i] is the core's load measured right after stream s's
-	// call i (Gauge.Load; with sizing.Cycles).
+	// call i (gauge.Reading.Load; with sizing.Cycles).
 	Load [][]float64
 	// Elapsed is the wall time of the measured rounds.
 	Elapsed time.Duration
@@ -263,7 +266,7 @@ func (x *runner) round() error {
 				// gauge after the call, or began after the one before,
 				// still slowed it.
 				before := sz.Contention.Last()
-				g := x.gauge()
+				g := x.reading()
 				r.CycleNs[s] = append(r.CycleNs[s], g.CycleNs)
 				r.Load[s] = append(r.Load[s], math.Max(before, g.Load))
 				sz.Contention.Add(g.Load)
@@ -275,11 +278,11 @@ func (x *runner) round() error {
 	return nil
 }
 
-func (x *runner) gauge() Gauge {
+func (x *runner) reading() gauge.Reading {
 	if x.sz.Gauge != nil {
 		return x.sz.Gauge()
 	}
-	return ReadGauge()
+	return gauge.Read()
 }
 
 // visit measures one round and adds its time to the runner's.
@@ -293,7 +296,7 @@ func (x *runner) visit() error {
 // done says whether the runner has measured its budget: the units of a
 // `-benchtime Nx` run, at least one round; or whole balanced blocks for
 // Budget.Time, of which at least minClean were uncontended calls (see
-// Contention), or for maxStretch times Budget.Time when the core stayed
+// gauge.Contention), or for maxStretch times Budget.Time when the core stayed
 // contended longer; and with a Resolution until the first paired
 // difference is that fine or Max is spent.
 func (x *runner) done() bool {
@@ -376,29 +379,29 @@ func lcm(a, b int) int {
 // Count is the number of each stream's calls: rounds times Turn.
 func (r *Rounds) Count() int { return len(r.Ns[0]) }
 
-// Location is stream s's cost per unit: the LowQuantile of its calls,
+// Location is stream s's cost per unit: the robust.LowQuantile of its calls,
 // with a 95% interval that holds for dependent rounds.
-func (r *Rounds) Location(s int) Estimate { return lowQuantile(r.Ns[s], r.Turn) }
+func (r *Rounds) Location(s int) robust.Estimate { return robust.Low(r.Ns[s], r.Turn) }
 
 // Paired is the median per-call difference a - b (call i of a's turn
 // less call i of b's in the same round), with a 95% interval from a block
 // bootstrap over the calls.
-func (r *Rounds) Paired(a, b int) Estimate {
+func (r *Rounds) Paired(a, b int) robust.Estimate {
 	return r.perRound(a, b, func(x, y float64) float64 { return x - y })
 }
 
 // Relative is the median per-round difference a - b as a fraction of b in
 // the same round: it cancels the machine's speed level, which an absolute
 // difference scales with.
-func (r *Rounds) Relative(a, b int) Estimate {
+func (r *Rounds) Relative(a, b int) robust.Estimate {
 	return r.perRound(a, b, func(x, y float64) float64 { return (x - y) / y })
 }
 
 // perRound is the median of f over the rounds' pairs of streams a and b.
-func (r *Rounds) perRound(a, b int, f func(x, y float64) float64) Estimate {
+func (r *Rounds) perRound(a, b int, f func(x, y float64) float64) robust.Estimate {
 	d := make([]float64, r.Count())
 	for i := range d {
 		d[i] = f(r.Ns[a][i], r.Ns[b][i])
 	}
-	return median(d, r.Turn)
+	return robust.Median(d, r.Turn)
 }

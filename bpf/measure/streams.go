@@ -18,7 +18,7 @@ type Units struct {
 }
 
 // callSizing is how o sizes calls of u: to o.CallTime, timing the core's
-// clock rate and load after every call (Gauge), except on an emulated
+// clock rate and load after every call (gauge.Read), except on an emulated
 // CPU, whose cycles and load are nobody's; in an instruction-counting
 // guest the floor of units stops at icountMinCalls calls' time.
 func (o BenchOptions) callSizing(u Units) sizing {
@@ -59,7 +59,7 @@ func Streams(b *testing.B, o BenchOptions, u Units, reset func(), streams ...Str
 }
 
 // Load says how much of a row's calls ran on a contended core
-// (Contention, docs/method.md#contention).
+// (gauge.Contention, docs/method.md#contention).
 type Load struct {
 	// Contended is the share of the calls made while the core was
 	// contended, left out of the figures.

@@ -3,6 +3,7 @@ package rig
 import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/snapshot"
 	"bpfbench/bpf/internal/testutil"
 	"testing"
 
@@ -113,7 +114,7 @@ func TestFiller(t *testing.T) {
 func TestCountXDPPrograms(t *testing.T) {
 	host.RequireRoot(t)
 	testutil.Lock(t) // no other bpfbench run loads programs meanwhile
-	before, err := host.CountXDPPrograms()
+	before, err := snapshot.CountXDPPrograms()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestCountXDPPrograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer disp.Close() // not XDP: must not count
-	after, err := host.CountXDPPrograms()
+	after, err := snapshot.CountXDPPrograms()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,8 @@ package rig
 import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
+	"bpfbench/bpf/sched"
 	"errors"
 	"fmt"
 	"net"
@@ -210,7 +210,7 @@ func (t *Traffic) Set(r Receiver) error {
 
 // Run makes frames frames with the generator of r (gen, or gen_drop for the
 // generator-only receiver) in one live-frames test_run call and waits for
-// them to settle. It must run on a thread locked to one CPU (see Pinned);
+// them to settle. It must run on a thread locked to one CPU (see sched.Pinned);
 // it enters the namespace for the call.
 func (t *Traffic) Run(r Receiver, frames uint32) (Call, error) {
 	prog := t.objs.Gen
@@ -218,11 +218,11 @@ func (t *Traffic) Run(r Receiver, frames uint32) (Call, error) {
 		prog = t.objs.GenDrop
 	}
 	var c Call
-	cpu, err := measure.CurrentCPU()
+	cpu, err := sched.CurrentCPU()
 	if err != nil {
 		return c, err
 	}
-	soft, err := measure.KsoftirqdClock(cpu)
+	soft, err := sched.KsoftirqdClock(cpu)
 	if err != nil {
 		return c, err
 	}
@@ -244,14 +244,14 @@ func (t *Traffic) Run(r Receiver, frames uint32) (Call, error) {
 			BatchSize: TrafficBatch,
 			Reset:     func() { c.Restarts++ },
 		}
-		s0, err := measure.ClockNs(soft)
+		s0, err := sched.ClockNs(soft)
 		if err != nil {
 			return err
 		}
 		w0 := time.Now()
-		t0 := measure.ThreadCPU()
+		t0 := sched.ThreadCPU()
 		_, err = prog.Run(&opts)
-		thread = measure.ThreadCPU() - t0
+		thread = sched.ThreadCPU() - t0
 		if err != nil {
 			return fmt.Errorf("live-frames test_run of %d frames: %w", frames, err)
 		}
@@ -259,11 +259,11 @@ func (t *Traffic) Run(r Receiver, frames uint32) (Call, error) {
 		if err != nil {
 			return err
 		}
-		s1, err := measure.ClockNs(soft)
+		s1, err := sched.ClockNs(soft)
 		if err != nil {
 			return err
 		}
-		if now, _ := measure.CurrentCPU(); now != cpu {
+		if now, _ := sched.CurrentCPU(); now != cpu {
 			return fmt.Errorf("the generator thread moved from CPU %d to %d: run it pinned", cpu, now)
 		}
 		c.Counts = after.Sub(before)

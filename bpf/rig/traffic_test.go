@@ -4,6 +4,7 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/internal/testutil"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/sched"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,7 +23,7 @@ func TestTrafficCatchesVanishedFrames(t *testing.T) {
 	host.RequireRoot(t)
 	tr := NewTraffic(t, 2)
 	r := Receiver{Action: Drop, Mode: Generic, Work: WorkDrop}
-	err := measure.Pinned(testutil.LastCPU(), func() error {
+	err := sched.Pinned(testutil.LastCPU(), func() error {
 		if err := tr.Set(r); err != nil {
 			return err
 		}
@@ -118,7 +119,7 @@ func TestTrafficFullDispatcher(t *testing.T) {
 	}
 	for _, fill := range []int{r.Fill, r.Fill - 1, r.Fill} {
 		r.Fill = fill
-		err := measure.Pinned(testutil.LastCPU(), func() error {
+		err := sched.Pinned(testutil.LastCPU(), func() error {
 			if err := tr.Set(r); err != nil {
 				return err
 			}

@@ -4,9 +4,9 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/internal/testutil"
-	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 	"errors"
 	"runtime"
 	"sync"
@@ -69,7 +69,7 @@ func TestXSKCopyMode(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				serveErr = measure.Pinned(appCPU, func() error { return x.Serve(app, &stop) })
+				serveErr = sched.Pinned(appCPU, func() error { return x.Serve(app, &stop) })
 			}()
 			t.Cleanup(func() {
 				stop.Store(true)
@@ -95,7 +95,7 @@ func TestXSKCopyMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			var c rig.Call
-			err = measure.Pinned(cpu, func() error {
+			err = sched.Pinned(cpu, func() error {
 				if err := tr.Set(r); err != nil {
 					return err
 				}

@@ -1,8 +1,8 @@
 // Command contention measures which reference tracks a contended core:
 // it times a SCHED_CLS drop program's test_run loop in short calls and, after every
 // call, on the same thread, the references the suite could watch (the
-// dependent multiplication chain, the spread loop of Gauge.Load, pointer
-// chases over 64 KiB and 8 MiB), and prints how each reference's time,
+// dependent multiplication chain, the spread loop of gauge.SpreadLoad,
+// pointer chases over 64 KiB, gauge.Reading.Load's, and 8 MiB), and prints how each reference's time,
 // over the chain's, correlates with the loop's cycles per run. With
 // -load it makes contention itself: a thread on another CPU runs the
 // spread loop (or, -load=memory, streams through 64 MiB) in periods on
@@ -28,7 +28,8 @@ import (
 	"github.com/aclements/go-moremath/stats"
 
 	"bpfbench/bpf"
-	"bpfbench/bpf/measure"
+	"bpfbench/bpf/measure/gauge"
+	"bpfbench/bpf/sched"
 )
 
 func main() {
@@ -70,7 +71,7 @@ func run(cpu int, duration, callTime time.Duration, load string, period time.Dur
 	if err != nil {
 		return err
 	}
-	big := measure.NewChase(8<<20, 2)
+	big := gauge.NewChase(8<<20, 2)
 
 	var on atomic.Bool
 	stop := make(chan struct{})
@@ -84,18 +85,18 @@ func run(cpu int, duration, callTime time.Duration, load string, period time.Dur
 	}
 
 	var calls []call
-	err = measure.Pinned(cpu, func() error {
+	err = sched.Pinned(cpu, func() error {
 		repeat := 100_000
 		for start := time.Now(); time.Since(start) < duration; {
-			t := measure.ThreadCPU()
+			t := sched.ThreadCPU()
 			if _, _, err := objs.TcDrop.Benchmark(frame, repeat, nil); err != nil {
 				return fmt.Errorf("test_run: %w", err)
 			}
-			took := measure.ThreadCPU() - t
+			took := sched.ThreadCPU() - t
 			c := call{on: on.Load(), xdpNs: float64(took) / float64(repeat)}
-			g := measure.ReadGauge()
+			g := gauge.Read()
 			chain := g.CycleNs * 24000 // the chain's 24,000 cycles, in ns
-			c.cycle, c.refs[0] = g.CycleNs, measure.SpreadLoad()
+			c.cycle, c.refs[0] = g.CycleNs, gauge.SpreadLoad()
 			c.refs[1] = g.Load
 			c.refs[2] = big.Time() / chain
 			if g.CycleNs > 0 {
@@ -120,7 +121,7 @@ func run(cpu int, duration, callTime time.Duration, load string, period time.Dur
 // contend runs the load on cpu in periods on and off until stop.
 func contend(cpu int, load string, on *atomic.Bool, period time.Duration, stop chan struct{}) {
 	buf := make([]uint64, 64<<20/8)
-	measure.Pinned(cpu, func() error {
+	sched.Pinned(cpu, func() error {
 		for {
 			select {
 			case <-stop:
@@ -149,8 +150,8 @@ func contend(cpu int, load string, on *atomic.Bool, period time.Duration, stop c
 // spread keeps the core's ports and caches busy with what the gauge runs.
 func spread(n int) {
 	for range n / 1024 {
-		measure.SpreadLoad()
-		measure.ReadGauge()
+		gauge.SpreadLoad()
+		gauge.Read()
 	}
 }
 
@@ -209,7 +210,7 @@ func report(calls []call, loaded bool) {
 			xs[i] = c.refs[r]
 		}
 		corr := pearson(xs, cyc)
-		c := new(measure.Contention)
+		c := new(gauge.Contention)
 		th := threshold(c, xs)
 		flagged, hit := 0, 0
 		for i, x := range xs {
@@ -226,7 +227,7 @@ func report(calls []call, loaded bool) {
 }
 
 // threshold is the suite's contention threshold over xs.
-func threshold(c *measure.Contention, xs []float64) float64 {
+func threshold(c *gauge.Contention, xs []float64) float64 {
 	for _, x := range xs {
 		c.Add(x)
 	}

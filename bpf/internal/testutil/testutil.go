@@ -10,25 +10,26 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/syslock"
 )
 
 // Lock returns the file of the system-wide lock, taking it for tb if the
 // process does not hold it yet.
 func Lock(tb testing.TB) *os.File {
 	tb.Helper()
-	if f := host.HeldLockFile(); f != nil {
+	if f := syslock.HeldFile(); f != nil {
 		return f
 	}
-	unlock, err := host.Lock(0)
+	unlock, err := syslock.Take(0)
 	if err != nil {
 		tb.Logf("waiting for the lock: %v", err)
-		unlock, err = host.Lock(5 * time.Minute)
+		unlock, err = syslock.Take(5 * time.Minute)
 		if err != nil {
 			tb.Fatal(err)
 		}
 	}
 	tb.Cleanup(unlock)
-	return host.HeldLockFile()
+	return syslock.HeldFile()
 }
 
 // LoadXDP loads progs/xdp.c's programs and closes them with tb.Cleanup.

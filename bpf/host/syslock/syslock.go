@@ -1,4 +1,8 @@
-package host
+// Package syslock is the system-wide bpfbench lock that keeps one run at
+// a time (the XDP dispatcher and sysctls are global), and its hand-off to
+// a child process. It sits below host, whose journals share its
+// directory, and knows nothing of what a run changes.
+package syslock
 
 import (
 	"errors"
@@ -11,25 +15,38 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"bpfbench/bpf/host/proc"
 )
 
-// LockFDEnv names the environment variable through which a process holding
-// Lock can pass the lock to a child it starts: put the lock file (see
-// HeldLockFile) in exec.Cmd.ExtraFiles and set LockFDEnv to its descriptor
-// number in the child (3 for the first extra file). Lock in the child then
+// Dir is the suite's state directory: the lock file, and host's journals
+// (host.StateDir).
+const Dir = "/run/bpfbench"
+
+// FDEnv names the environment variable through which a process holding
+// the lock (Take) can pass it to a child it starts: put the lock file
+// (see HeldFile) in exec.Cmd.ExtraFiles and set FDEnv to its descriptor
+// number in the child (3 for the first extra file). Take in the child then
 // succeeds at once without waiting for its parent, and its unlock leaves
 // the lock to the parent.
-const LockFDEnv = "BPFBENCH_LOCK_FD"
+const FDEnv = "BPFBENCH_LOCK_FD"
 
-// Lock takes the system-wide bpfbench lock, an exclusive flock on
-// StateDir/lock: the XDP dispatcher and sysctls are global, so one run at a
-// time. If another process holds it, Lock retries until wait has passed
+var (
+	lockPath = filepath.Join(Dir, "lock")
+	selfPID  = os.Getpid()
+	// selfCmdline is what the lock file says of its holder besides the PID.
+	selfCmdline = sync.OnceValue(func() string { return proc.Cmdline(selfPID) })
+)
+
+// Take takes the system-wide bpfbench lock, an exclusive flock on
+// Dir/lock: the XDP dispatcher and sysctls are global, so one run at a
+// time. If another process holds it, Take retries until wait has passed
 // and then fails, naming the holder's PID (the holder writes it into the
 // lock file). The kernel drops the lock when its holder dies, however it
-// dies. The lock is per call, not per process: a second Lock in the same
-// process waits too. See LockFDEnv for handing it to a child process.
-func Lock(wait time.Duration) (unlock func(), err error) {
-	if s := os.Getenv(LockFDEnv); s != "" {
+// dies. The lock is per call, not per process: a second Take in the same
+// process waits too. See FDEnv for handing it to a child process.
+func Take(wait time.Duration) (unlock func(), err error) {
+	if s := os.Getenv(FDEnv); s != "" {
 		if unlock, ok := inheritedLock(s); ok {
 			return unlock, nil
 		}
@@ -39,11 +56,11 @@ func Lock(wait time.Duration) (unlock func(), err error) {
 
 var lockState struct {
 	mu   sync.Mutex
-	held []*os.File // lock files of Lock calls not yet unlocked, newest last
+	held []*os.File // lock files of Take calls not yet unlocked, newest last
 }
 
-// HeldLockFile returns the file of a Lock this process holds, or nil.
-func HeldLockFile() *os.File {
+// HeldFile returns the file of a lock (Take) this process holds, or nil.
+func HeldFile() *os.File {
 	lockState.mu.Lock()
 	defer lockState.mu.Unlock()
 	if len(lockState.held) == 0 {
@@ -74,7 +91,7 @@ func inheritedLock(s string) (func(), bool) {
 	}), true
 }
 
-// rememberLockFile records f as a held lock file (HeldLockFile) and
+// rememberLockFile records f as a held lock file (HeldFile) and
 // returns what releases it, once: forget it, then release.
 func rememberLockFile(f *os.File, release func()) func() {
 	lockState.mu.Lock()
@@ -127,7 +144,7 @@ func lockAt(path string, wait time.Duration) (func(), error) {
 		time.Sleep(min(50*time.Millisecond, wait-waited))
 	}
 	if err := f.Truncate(0); err == nil {
-		f.WriteAt(fmt.Appendf(nil, "%d\n%s\n", selfPID, self().cmdline), 0)
+		f.WriteAt(fmt.Appendf(nil, "%d\n%s\n", selfPID, selfCmdline()), 0)
 	}
 	return rememberLockFile(f, func() {
 		f.Truncate(0)
@@ -146,7 +163,7 @@ func lockHolder(path string) string {
 	}
 	cmd := strings.TrimSpace(rest)
 	if cmd == "" {
-		cmd = procCmdline(pid)
+		cmd = proc.Cmdline(pid)
 	}
 	s := fmt.Sprintf("held by pid %d", pid)
 	if pid == selfPID {
@@ -155,7 +172,7 @@ func lockHolder(path string) string {
 	if cmd != "" {
 		s += " (" + cmd + ")"
 	}
-	if !pidExists(pid) {
+	if !proc.Exists(pid) {
 		s += ", which has exited: a child it passed the lock to still holds it"
 	}
 	return s

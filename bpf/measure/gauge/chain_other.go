@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package measure
+package gauge
 
 const haveChain = false
 

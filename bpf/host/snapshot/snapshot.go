@@ -1,4 +1,8 @@
-package host
+// Package snapshot reads the part of the machine's state the suite may
+// change (network namespaces, XDP programs and BPF links, sysctls,
+// tracefs mounts), so that its tests can compare before and after a run
+// and prove it left nothing behind.
+package snapshot
 
 import (
 	"errors"
@@ -12,11 +16,14 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/tracefs"
 )
 
-// Snapshot is the part of the machine's state the suite may change: what
+// State is the part of the machine's state the suite may change: what
 // its tests compare before and after a run to prove it left nothing behind.
-type Snapshot struct {
+type State struct {
 	Namespaces []string          // bpfbench-* network namespaces
 	XDPProgs   int               // XDP programs loaded, anywhere
 	Links      int               // BPF links, of any type
@@ -25,22 +32,22 @@ type Snapshot struct {
 	Tracefs    []string          // where tracefs is mounted
 }
 
-// SnapshotSysctls are the sysctls Snapshot reads.
-var SnapshotSysctls = []string{
+// Sysctls are the sysctls a State holds.
+var Sysctls = []string{
 	"net.core.bpf_jit_harden",
 	"net.core.bpf_jit_enable",
 	"kernel.bpf_stats_enabled",
 }
 
-// TakeSnapshot reads the state. Call it from a thread in the host namespace.
-func TakeSnapshot() (Snapshot, error) {
-	var s Snapshot
-	ents, err := os.ReadDir(NetnsDir)
+// Take reads the state. Call it from a thread in the host namespace.
+func Take() (State, error) {
+	var s State
+	ents, err := os.ReadDir(host.NetnsDir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return s, err
 	}
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), NetnsPrefix) {
+		if strings.HasPrefix(e.Name(), host.NetnsPrefix) {
 			s.Namespaces = append(s.Namespaces, e.Name())
 		}
 	}
@@ -60,14 +67,14 @@ func TakeSnapshot() (Snapshot, error) {
 		}
 	}
 	s.Sysctls = map[string]string{}
-	for _, name := range SnapshotSysctls {
+	for _, name := range Sysctls {
 		v, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(name, ".", "/"))
 		if err != nil {
 			return s, err
 		}
 		s.Sysctls[name] = strings.TrimSpace(string(v))
 	}
-	if s.Tracefs, err = tracefsMounts(); err != nil {
+	if s.Tracefs, err = tracefs.Mounts(); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -95,18 +102,18 @@ func countLinks() (int, error) {
 	return 0, fmt.Errorf("count BPF links: %w", err)
 }
 
-// SettledSnapshot takes snapshots until two in a row agree, or wait has
+// Settled takes snapshots until two in a row agree, or wait has
 // passed: programs and links are freed asynchronously once their last
 // descriptor closes (an RCU grace period, or far longer on an emulated
 // CPU), so a snapshot taken just after a test may still count them.
-func SettledSnapshot(wait time.Duration) (Snapshot, error) {
-	prev, err := TakeSnapshot()
+func Settled(wait time.Duration) (State, error) {
+	prev, err := Take()
 	if err != nil {
 		return prev, err
 	}
 	for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
-		cur, err := TakeSnapshot()
+		cur, err := Take()
 		if err != nil {
 			return cur, err
 		}
@@ -119,7 +126,7 @@ func SettledSnapshot(wait time.Duration) (Snapshot, error) {
 }
 
 // Diff describes how t differs from s, or returns "" when it does not.
-func (s Snapshot) Diff(t Snapshot) string {
+func (s State) Diff(t State) string {
 	var d []string
 	if !slices.Equal(s.Namespaces, t.Namespaces) {
 		d = append(d, fmt.Sprintf("namespaces %v -> %v", s.Namespaces, t.Namespaces))
@@ -133,7 +140,7 @@ func (s Snapshot) Diff(t Snapshot) string {
 	if !slices.Equal(s.HostXDP, t.HostXDP) {
 		d = append(d, fmt.Sprintf("host devices with XDP %v -> %v", s.HostXDP, t.HostXDP))
 	}
-	for _, name := range SnapshotSysctls {
+	for _, name := range Sysctls {
 		if s.Sysctls[name] != t.Sysctls[name] {
 			d = append(d, fmt.Sprintf("%s %s -> %s", name, s.Sysctls[name], t.Sysctls[name]))
 		}

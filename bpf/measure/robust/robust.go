@@ -1,14 +1,7 @@
-package measure
-
-import (
-	"math"
-	"math/rand/v2"
-	"slices"
-
-	"github.com/aclements/go-moremath/stats"
-)
-
-// How the rounds are summarised, and why.
+// Package robust summarises the calls of a stream measured in rounds:
+// its cost as a low quantile, a paired difference as a median, each with
+// a 95% interval that holds for rounds that depend on each other. A
+// leaf of the measuring engine, which states why:
 //
 // A VM's speed flips between states that last far longer than a round
 // (docs/method.md#the-estimators). Rounds are therefore neither
@@ -29,6 +22,15 @@ import (
 //     the fast state whenever the run spent some of its time there, so two
 //     runs of one machine and kernel agree although each spent a different
 //     share of its time in the slow state.
+package robust
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/aclements/go-moremath/stats"
+)
 
 // LowQuantile is the quantile of a stream's rounds that its cost per unit
 // reports (ns/op).
@@ -46,18 +48,20 @@ func (e Estimate) Covers(x float64) bool { return e.Lo <= x && x <= e.Hi }
 // bootstraps is the number of bootstrap resamples of an interval.
 const bootstraps = 2000
 
-func quantile(xs []float64, q float64) float64 {
+// Quantile is the q-quantile of xs (NaN for none).
+func Quantile(xs []float64, q float64) float64 {
 	return stats.Sample{Xs: xs}.Quantile(q)
 }
 
-// median and lowQuantile summarise the calls of rounds in which each
-// stream made turn calls in a row.
-func median(xs []float64, turn int) Estimate {
-	return blockBootstrap(xs, turn, func(s []float64) float64 { return quantile(s, 0.5) })
+// Median and Low summarise the calls of rounds in which each stream
+// made turn calls in a row: their median, and their LowQuantile.
+func Median(xs []float64, turn int) Estimate {
+	return blockBootstrap(xs, turn, func(s []float64) float64 { return Quantile(s, 0.5) })
 }
 
-func lowQuantile(xs []float64, turn int) Estimate {
-	return blockBootstrap(xs, turn, func(s []float64) float64 { return quantile(s, LowQuantile) })
+// Low is the LowQuantile of xs (see Median).
+func Low(xs []float64, turn int) Estimate {
+	return blockBootstrap(xs, turn, func(s []float64) float64 { return Quantile(s, LowQuantile) })
 }
 
 // blockBootstrap is stat of xs with the 95% percentile interval of stat

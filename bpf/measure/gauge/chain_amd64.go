@@ -1,4 +1,4 @@
-package measure
+package gauge
 
 const haveChain = true
 

@@ -1,4 +1,4 @@
-package measure
+package sched
 
 import (
 	"bufio"
@@ -69,33 +69,45 @@ func ReadCPUTicks() ([]CPUTicks, error) {
 	return out, nil
 }
 
-// stealMeter measures the share of a CPU's time its vCPU was stolen by
+// A StealMeter measures the share of a CPU's time its vCPU was stolen by
 // the host (the steal column of /proc/stat) while a row measured: time
 // the thread clock does not count, during which the host ran something
 // else, often on the same core as the vCPU's SMT sibling.
-type stealMeter struct {
+type StealMeter struct {
 	cpu    int
 	before CPUTicks
 	ok     bool
 }
 
-func startSteal(cpu int) stealMeter {
+// StartSteal starts a StealMeter of cpu (one that knows nothing when
+// /proc/stat has no line for it).
+func StartSteal(cpu int) StealMeter {
 	t, err := ReadCPUTicks()
 	if err != nil || cpu < 0 || cpu >= len(t) {
-		return stealMeter{}
+		return StealMeter{}
 	}
-	return stealMeter{cpu: cpu, before: t[cpu], ok: true}
+	return StealMeter{cpu: cpu, before: t[cpu], ok: true}
 }
 
-// frac is the stolen share since startSteal (ok false when unknown, or
-// when no tick passed).
-func (m stealMeter) frac() (float64, bool) {
+// Ticks is the ticks of the CPU since StartSteal, and how many of them
+// the host stole (ok false when unknown).
+func (m StealMeter) Ticks() (stolen, total uint64, ok bool) {
 	if !m.ok {
-		return 0, false
+		return 0, 0, false
 	}
 	t, err := ReadCPUTicks()
-	if err != nil || m.cpu >= len(t) || t[m.cpu].Total <= m.before.Total {
+	if err != nil || m.cpu >= len(t) || t[m.cpu].Total < m.before.Total {
+		return 0, 0, false
+	}
+	return t[m.cpu].Steal - m.before.Steal, t[m.cpu].Total - m.before.Total, true
+}
+
+// Frac is the stolen share since StartSteal (ok false when unknown, or
+// when no tick passed).
+func (m StealMeter) Frac() (float64, bool) {
+	stolen, total, ok := m.Ticks()
+	if !ok || total == 0 {
 		return 0, false
 	}
-	return float64(t[m.cpu].Steal-m.before.Steal) / float64(t[m.cpu].Total-m.before.Total), true
+	return float64(stolen) / float64(total), true
 }

@@ -1,4 +1,4 @@
-package measure
+package sched
 
 import (
 	"fmt"

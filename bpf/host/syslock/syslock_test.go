@@ -1,0 +1,178 @@
+package syslock_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/syslock"
+)
+
+func TestMain(m *testing.M) { host.RunTests(m) }
+
+// held holds the system-wide lock for the test, unless this process
+// already does (TestMain), and returns the held lock file, for children.
+func held(tb testing.TB) *os.File {
+	tb.Helper()
+	if f := syslock.HeldFile(); f != nil {
+		return f
+	}
+	unlock, err := syslock.Take(5 * time.Minute)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(unlock)
+	return syslock.HeldFile()
+}
+
+// helper starts this test binary as a helper process in mode, passing
+// lock, and waits until it reports READY; it returns the command and the
+// rest of the READY line.
+func helper(t *testing.T, lock *os.File, mode string, env ...string) (*exec.Cmd, string, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.v", "-test.timeout=5m")
+	cmd.Env = append(os.Environ(), "BPFBENCH_TEST_HELPER="+mode)
+	cmd.Env = append(cmd.Env, env...)
+	if lock != nil {
+		cmd.ExtraFiles = []*os.File{lock}
+		cmd.Env = append(cmd.Env, syslock.FDEnv+"=3")
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	ready := make(chan string, 1)
+	var stdout bytes.Buffer
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			line := sc.Text()
+			if rest, ok := strings.CutPrefix(line, "BPFBENCH-READY"); ok {
+				ready <- strings.TrimSpace(rest)
+				break
+			}
+			stdout.WriteString(line + "\n")
+		}
+		close(ready)
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case r, ok := <-ready:
+		if !ok {
+			cmd.Wait()
+			t.Fatalf("helper %s exited before it was ready:\n%s%s", mode, stdout.String(), stderr.String())
+		}
+		return cmd, r, &stderr
+	case <-time.After(60 * time.Second):
+		t.Fatalf("helper %s not ready after 60s:\n%s%s", mode, stdout.String(), stderr.String())
+	}
+	return nil, "", nil
+}
+
+// TestHelperProcess is the child of the lock tests.
+func TestHelperProcess(t *testing.T) {
+	switch mode := os.Getenv("BPFBENCH_TEST_HELPER"); mode {
+	case "":
+		return
+	case "lock":
+		if _, err := syslock.LockAt(os.Getenv("BPFBENCH_TEST_LOCK"), 0); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("BPFBENCH-READY")
+	case "inherit":
+		unlock, err := syslock.Take(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unlock()
+		fmt.Println("BPFBENCH-READY inherited")
+		return
+	default:
+		t.Fatalf("unknown helper mode %q", mode)
+	}
+	time.Sleep(2 * time.Minute)
+	t.Fatal("helper was not stopped")
+}
+
+func TestLock(t *testing.T) {
+	host.RequireRoot(t)
+	path := filepath.Join(t.TempDir(), "lock")
+
+	// Held by another process: fail after the wait, naming it.
+	cmd, _, _ := helper(t, syslock.HeldFile(), "lock", "BPFBENCH_TEST_LOCK="+path)
+	pid := cmd.Process.Pid
+	start := time.Now()
+	_, err := syslock.LockAt(path, 200*time.Millisecond)
+	if err == nil {
+		t.Fatal("Lock succeeded while the helper holds it")
+	}
+	t.Logf("%v (after %v)", err, time.Since(start))
+	if !strings.Contains(err.Error(), fmt.Sprintf("held by pid %d", pid)) {
+		t.Errorf("error does not name holder pid %d: %v", pid, err)
+	}
+	// The kernel releases the lock of a killed holder.
+	cmd.Process.Kill()
+	cmd.Wait()
+	unlock, err := syslock.LockAt(path, 5*time.Second)
+	if err != nil {
+		t.Fatalf("Lock after the holder died: %v", err)
+	}
+
+	// Held in this process: a second Lock waits too, then fails.
+	if _, err := syslock.LockAt(path, 100*time.Millisecond); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("held by pid %d (this process)", syslock.SelfPID)) {
+		t.Errorf("second Lock: %v", err)
+	}
+	unlock()
+	unlock() // idempotent
+	unlock, err = syslock.LockAt(path, 0)
+	if err != nil {
+		t.Fatalf("Lock after unlock: %v", err)
+	}
+	unlock()
+}
+
+func TestLockSystemWide(t *testing.T) {
+	host.RequireRoot(t)
+	lock := held(t)
+	if _, err := syslock.Take(100 * time.Millisecond); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("held by pid %d", syslock.SelfPID)) {
+		t.Errorf("second Lock while holding it: %v", err)
+	}
+	data, err := os.ReadFile(syslock.LockPath)
+	if err != nil || !strings.HasPrefix(string(data), strconv.Itoa(syslock.SelfPID)+"\n") {
+		t.Errorf("lock file says %q (%v), want our pid first", data, err)
+	}
+	// A child handed the lock takes it at once.
+	cmd, r, _ := helper(t, lock, "inherit")
+	if r != "inherited" {
+		t.Errorf("helper: %q", r)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("helper: %v", err)
+	}
+	// Still ours after the child's unlock.
+	if _, err := syslock.Take(50 * time.Millisecond); err == nil {
+		t.Error("Lock succeeded: the child's unlock released the parent's lock")
+	}
+}
