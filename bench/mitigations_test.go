@@ -53,18 +53,18 @@ func (v mitigationVariant) name() string {
 // whatever the program does, constant blinding grows with its constants.
 func mitigationVariants() []mitigationVariant {
 	vs := []mitigationVariant{
-		{prog: bpf.XDP.Drop, harden: "0"},
-		{prog: bpf.XDP.Drop, harden: "0", stats: true},
-		{prog: bpf.XDP.Drop, harden: "1"},
-		{prog: bpf.XDP.Drop, harden: "2"},
+		{prog: bpf.XDPProgs.Drop, harden: "0"},
+		{prog: bpf.XDPProgs.Drop, harden: "0", stats: true},
+		{prog: bpf.XDPProgs.Drop, harden: "1"},
+		{prog: bpf.XDPProgs.Drop, harden: "2"},
 	}
 	for _, c := range specControls {
-		vs = append(vs, mitigationVariant{prog: bpf.XDP.Drop, harden: "0", spec: c})
+		vs = append(vs, mitigationVariant{prog: bpf.XDPProgs.Drop, harden: "0", spec: c})
 	}
 	return append(vs,
-		mitigationVariant{prog: bpf.XDP.Parse, harden: "0"},
-		mitigationVariant{prog: bpf.XDP.Parse, harden: "1"},
-		mitigationVariant{prog: bpf.XDP.Parse, harden: "2"},
+		mitigationVariant{prog: bpf.XDPProgs.Parse, harden: "0"},
+		mitigationVariant{prog: bpf.XDPProgs.Parse, harden: "1"},
+		mitigationVariant{prog: bpf.XDPProgs.Parse, harden: "2"},
 	)
 }
 
@@ -449,8 +449,8 @@ func (f *mitigationsFamily) benchSpec(b *testing.B, v, base mitigationVariant) {
 // runs are not counted.
 func TestStatsToggle(t *testing.T) {
 	f := newMitigationsFamily(t)
-	onV := mitigationVariant{prog: bpf.XDP.Drop, harden: "0", stats: true}
-	offV := mitigationVariant{prog: bpf.XDP.Drop, harden: "0"}
+	onV := mitigationVariant{prog: bpf.XDPProgs.Drop, harden: "0", stats: true}
+	offV := mitigationVariant{prog: bpf.XDPProgs.Drop, harden: "0"}
 	on, off := f.loop(onV, nil), f.loop(offV, nil)
 	// One load each: which load a measurement takes is not what this
 	// checks, and the check that a loop ran reads the first.
@@ -534,7 +534,7 @@ func TestHardenReload(t *testing.T) {
 	if now := readHarden(t); now != was {
 		t.Errorf("%s is %s after loading, was %s", hardenSysctl, now, was)
 	}
-	for _, prog := range []*bpf.XDPProgram{bpf.XDP.Drop, bpf.XDP.Parse} {
+	for _, prog := range []*bpf.XDPProgram{bpf.XDPProgs.Drop, bpf.XDPProgs.Parse} {
 		size := map[string]uint32{}
 		for _, level := range hardenLevels {
 			n, err := jitedBytes(prog.Of(f.sets[level][0]))

@@ -15,7 +15,7 @@ import (
 // xdpPrograms are the core XDP programs (progs/xdp.c). drop is the program
 // of the kernel selftest xdp_perf and the family's baseline; add64 is drop
 // plus 64 register additions, the calibration of instruction counts.
-var xdpPrograms = []*bpf.XDPProgram{bpf.XDP.Drop, bpf.XDP.Pass, bpf.XDP.Tx, bpf.XDP.Parse, bpf.XDP.Touch, bpf.XDP.Add64}
+var xdpPrograms = []*bpf.XDPProgram{bpf.XDPProgs.Drop, bpf.XDPProgs.Pass, bpf.XDPProgs.Tx, bpf.XDPProgs.Parse, bpf.XDPProgs.Touch, bpf.XDPProgs.Add64}
 
 // xdpSizes are the frame sizes: the Ethernet minimum and a full MTU frame.
 var xdpSizes = []int{64, 1500}
@@ -116,10 +116,10 @@ func BenchmarkXDP(b *testing.B) {
 		// its recent short calls, and the rows' rounds interleave.
 		for _, prog := range xdpPrograms {
 			row := measure.Row{Name: fmt.Sprintf("prog=%s/size=%d", prog, size), V: f.loop(b, prog, size)}
-			if prog != bpf.XDP.Drop {
-				row.Base = f.loop(b, bpf.XDP.Drop, size)
+			if prog != bpf.XDPProgs.Drop {
+				row.Base = f.loop(b, bpf.XDPProgs.Drop, size)
 			}
-			if prog == bpf.XDP.Add64 {
+			if prog == bpf.XDPProgs.Add64 {
 				row.Report = f.calibrate
 			}
 			rows = append(rows, row)
@@ -128,7 +128,7 @@ func BenchmarkXDP(b *testing.B) {
 		// variants are. Its delta's interval must cover 0 in about 95%
 		// of runs; when it does not, the intervals of this run are not
 		// honest and the report draws no timing verdict from the file.
-		rows = append(rows, measure.Row{Name: fmt.Sprintf("prog=aa/size=%d", size), V: f.loop(b, bpf.XDP.Drop, size), Base: f.loop(b, bpf.XDP.Drop, size)})
+		rows = append(rows, measure.Row{Name: fmt.Sprintf("prog=aa/size=%d", size), V: f.loop(b, bpf.XDPProgs.Drop, size), Base: f.loop(b, bpf.XDPProgs.Drop, size)})
 	}
 	measure.Family(b, benchOptions(), rows)
 }

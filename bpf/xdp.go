@@ -16,8 +16,8 @@ func (p *XDPProgram) Of(objs *XDPObjects) *ebpf.Program { return p.of(objs) }
 
 func (p *XDPProgram) String() string { return p.Name }
 
-// XDP are progs/xdp.c's programs.
-var XDP = struct {
+// XDPProgs are progs/xdp.c's programs.
+var XDPProgs = struct {
 	// Drop returns XDP_DROP: the kernel selftest xdp_perf's program.
 	Drop *XDPProgram
 	// Pass and Tx return XDP_PASS and XDP_TX.
