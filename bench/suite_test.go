@@ -1,10 +1,6 @@
 package bench
 
 import (
-	"bpfbench/bpf/host"
-	"bpfbench/bpf/host/snapshot"
-	"bpfbench/bpf/host/syslock"
-	"bpfbench/bpf/probe"
 	"bytes"
 	"fmt"
 	"os"
@@ -14,6 +10,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/snapshot"
+	"bpfbench/bpf/host/syslock"
+	"bpfbench/bpf/probe"
+	"bpfbench/results/benchfile"
 
 	"golang.org/x/perf/benchfmt"
 )
@@ -256,15 +258,18 @@ func runVerbose(t *testing.T, env []string, args ...string) familyRun {
 	}
 	run := familyRun{results: map[string]*benchfmt.Result{}, skips: map[string]string{}, stdout: stdout, stderr: stderr,
 		diag: readDiagnostics(t, diagPath)}
-	// -test.v adds "=== RUN" lines, a line with each benchmark's bare name
-	// (which benchfmt would call malformed), and skip reasons under
-	// "--- SKIP: name".
+	// The skip reasons, as the report reads them (benchfile).
+	file, err := benchfile.Parse("suite", []byte(stdout))
+	if err != nil {
+		t.Fatalf("read the suite's output: %v", err)
+	}
+	for name, whys := range file.Skipped {
+		run.skips[strings.TrimPrefix(name, "Benchmark")] = strings.Join(whys, "; ")
+	}
+	// -test.v adds "=== RUN" lines and a line with each benchmark's bare
+	// name, which benchfmt would call malformed.
 	var keep []string
-	lines := strings.Split(stdout, "\n")
-	for i, l := range lines {
-		if name, ok := strings.CutPrefix(l, "--- SKIP: Benchmark"); ok && i > 0 {
-			run.skips[strings.TrimSpace(name)] = strings.TrimSpace(lines[i-1])
-		}
+	for _, l := range strings.Split(stdout, "\n") {
 		if strings.HasPrefix(l, "Benchmark") && !strings.ContainsAny(l, " \t") {
 			continue
 		}
