@@ -1,11 +1,6 @@
 package bench
 
 import (
-	"bpfbench/bpf/host"
-	"bpfbench/bpf/iface"
-	"bpfbench/bpf/measure"
-	"bpfbench/bpf/probe"
-	"bpfbench/bpf/rig"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +10,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/iface"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
+	"bpfbench/bpf/rig"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/perf/benchfmt"

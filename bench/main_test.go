@@ -8,13 +8,6 @@
 package bench
 
 import (
-	"bpfbench/bpf/host"
-	"bpfbench/bpf/host/snapshot"
-	"bpfbench/bpf/host/syslock"
-	"bpfbench/bpf/labels"
-	"bpfbench/bpf/measure"
-	"bpfbench/bpf/measure/gauge"
-	"bpfbench/bpf/probe"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,6 +19,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/snapshot"
+	"bpfbench/bpf/host/syslock"
+	"bpfbench/bpf/labels"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/measure/gauge"
+	"bpfbench/bpf/probe"
 )
 
 // What each flag accepts, as its errors say.

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/cilium/ebpf"
-
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/internal/testutil"
+
+	"github.com/cilium/ebpf"
 )
 
 func TestMain(m *testing.M) { host.RunTests(m) }

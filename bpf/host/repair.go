@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"bpfbench/bpf/host/proc"
+
+	"golang.org/x/sys/unix"
 )
 
 // Repair undoes what earlier bpfbench processes that are now dead left

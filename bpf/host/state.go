@@ -5,10 +5,10 @@ import (
 	"os"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
 	"bpfbench/bpf/host/proc"
 	"bpfbench/bpf/host/syslock"
+
+	"golang.org/x/sys/unix"
 )
 
 // Host state the suite changes (sysctls, named network namespaces) is

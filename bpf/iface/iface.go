@@ -1,9 +1,6 @@
 package iface
 
 import (
-	"bpfbench/bpf/host"
-	"bpfbench/bpf/rig"
-	"bpfbench/bpf/sched"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"

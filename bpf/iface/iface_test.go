@@ -1,15 +1,16 @@
 package iface
 
 import (
-	"bpfbench/bpf/host"
-	"bpfbench/bpf/rig"
-	"bpfbench/bpf/sched"
 	"bytes"
 	"errors"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cilium/ebpf"
-
 	"bpfbench/bpf/sched"
+
+	"github.com/cilium/ebpf"
 )
 
 // ShortRepeat is the repeat count of the call that measures a test_run

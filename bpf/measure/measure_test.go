@@ -1,10 +1,11 @@
 package measure
 
 import (
-	"bpfbench/bpf"
-	"bpfbench/bpf/internal/testutil"
 	"errors"
 	"testing"
+
+	"bpfbench/bpf"
+	"bpfbench/bpf/internal/testutil"
 )
 
 func TestMeasureDetectsMissingRuns(t *testing.T) {

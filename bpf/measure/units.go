@@ -1,12 +1,12 @@
 package measure
 
 import (
-	"bpfbench/bpf/units"
 	"math"
 	"strings"
 	"testing"
 
 	"bpfbench/bpf/probe"
+	"bpfbench/bpf/units"
 )
 
 // Report is b.ReportMetric in the units of what the clocks count. Where

@@ -1,10 +1,11 @@
 package probe
 
 import (
-	"bpfbench/bpf"
 	"errors"
 	"fmt"
 	"sync"
+
+	"bpfbench/bpf"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"

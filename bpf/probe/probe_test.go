@@ -1,8 +1,9 @@
 package probe
 
 import (
-	"bpfbench/bpf/host"
 	"testing"
+
+	"bpfbench/bpf/host"
 )
 
 func TestHaveLiveFrames(t *testing.T) {

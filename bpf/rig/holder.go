@@ -1,13 +1,14 @@
 package rig
 
 import (
-	"bpfbench/bpf"
-	"bpfbench/bpf/host"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"bpfbench/bpf"
+	"bpfbench/bpf/host"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"

@@ -1,11 +1,12 @@
 package rig
 
 import (
+	"testing"
+
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/snapshot"
 	"bpfbench/bpf/internal/testutil"
-	"testing"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"

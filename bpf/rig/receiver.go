@@ -1,11 +1,12 @@
 package rig
 
 import (
-	"bpfbench/bpf"
-	"bpfbench/bpf/probe"
 	"fmt"
 	"slices"
 	"testing"
+
+	"bpfbench/bpf"
+	"bpfbench/bpf/probe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"

@@ -1,9 +1,10 @@
 package rig
 
 import (
-	"bpfbench/bpf/measure"
 	"fmt"
 	"testing"
+
+	"bpfbench/bpf/measure"
 )
 
 // TrafficSample is one measurement of a receiver: a short call and a long call,

@@ -1,10 +1,6 @@
 package rig
 
 import (
-	"bpfbench/bpf"
-	"bpfbench/bpf/host"
-	"bpfbench/bpf/probe"
-	"bpfbench/bpf/sched"
 	"errors"
 	"fmt"
 	"net"
@@ -13,6 +9,11 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/probe"
+	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"

@@ -1,15 +1,16 @@
 package rig
 
 import (
-	"bpfbench/bpf/host"
-	"bpfbench/bpf/internal/testutil"
-	"bpfbench/bpf/measure"
-	"bpfbench/bpf/sched"
 	"errors"
 	"flag"
 	"fmt"
 	"testing"
 	"time"
+
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/internal/testutil"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"

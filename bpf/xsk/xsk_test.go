@@ -1,18 +1,19 @@
 package xsk
 
 import (
-	"bpfbench/bpf"
-	"bpfbench/bpf/host"
-	"bpfbench/bpf/internal/testutil"
-	"bpfbench/bpf/probe"
-	"bpfbench/bpf/rig"
-	"bpfbench/bpf/sched"
 	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/internal/testutil"
+	"bpfbench/bpf/probe"
+	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"

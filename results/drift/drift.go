@@ -12,10 +12,10 @@ package drift
 import (
 	"math"
 
-	"golang.org/x/perf/benchmath"
-
 	"bpfbench/results/benchfile"
 	"bpfbench/results/stat"
+
+	"golang.org/x/perf/benchmath"
 )
 
 // A Comparison is how far the rows of two results files moved together in one

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aclements/go-moremath/stats"
-
 	"bpfbench/results/benchfile"
+
+	"github.com/aclements/go-moremath/stats"
 )
 
 // A Floor is the smallest move of a row that one machine lets two runs of

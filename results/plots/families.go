@@ -10,12 +10,12 @@ import (
 	"strconv"
 	"strings"
 
+	"bpfbench/results/benchfile"
+	"bpfbench/results/stat"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-
-	"bpfbench/results/benchfile"
-	"bpfbench/results/stat"
 )
 
 // Write draws, for the families f has data for, the curves the claims

@@ -19,6 +19,9 @@ import (
 	"math"
 	"strings"
 
+	"bpfbench/results/benchfile"
+	"bpfbench/results/stat"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -26,9 +29,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
-
-	"bpfbench/results/benchfile"
-	"bpfbench/results/stat"
 )
 
 func init() {

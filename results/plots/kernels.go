@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strconv"
 
-	"gonum.org/v1/plot"
-
 	"bpfbench/results/benchfile"
+
+	"gonum.org/v1/plot"
 )
 
 // A mechanism is one path whose instruction count the kernel plot follows

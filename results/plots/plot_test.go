@@ -12,12 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"bpfbench/results/benchfile"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
-
-	"bpfbench/results/benchfile"
 )
 
 // TestPlotsReadable renders every figure the report draws from the test

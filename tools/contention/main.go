@@ -25,11 +25,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aclements/go-moremath/stats"
-
 	"bpfbench/bpf"
 	"bpfbench/bpf/measure/gauge"
 	"bpfbench/bpf/sched"
+
+	"github.com/aclements/go-moremath/stats"
 )
 
 func main() {

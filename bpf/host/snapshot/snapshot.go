@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/tracefs"
+
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
-
-	"bpfbench/bpf/host"
-	"bpfbench/bpf/host/tracefs"
 )
 
 // State is the part of the machine's state the suite may change: what

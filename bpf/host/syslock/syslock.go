@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"bpfbench/bpf/host/proc"
+
+	"golang.org/x/sys/unix"
 )
 
 // Dir is the suite's state directory: the lock file, and host's journals
