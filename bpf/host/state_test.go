@@ -1,11 +1,9 @@
 package host
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"bpfbench/bpf/host/syslock"
+	"bpfbench/bpf/internal/childtest"
 )
 
 // Sysctls the tests change. bpf_jit_harden 0 and 1 both leave programs
@@ -466,32 +465,7 @@ func hsHelper(t *testing.T, lock *os.File, mode string, env ...string) (*exec.Cm
 			t.Logf("cleanup repair: %q %v", lines, err)
 		}
 	})
-	ready := make(chan string, 1)
-	var stdout bytes.Buffer
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			line := sc.Text()
-			if rest, ok := strings.CutPrefix(line, "BPFBENCH-READY"); ok {
-				ready <- strings.TrimSpace(rest)
-				break
-			}
-			stdout.WriteString(line + "\n")
-		}
-		close(ready)
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case r, ok := <-ready:
-		if !ok {
-			cmd.Wait()
-			t.Fatalf("helper %s exited before it was ready:\n%s%s", mode, stdout.String(), stderr.String())
-		}
-		return cmd, r, &stderr
-	case <-time.After(60 * time.Second):
-		t.Fatalf("helper %s not ready after 60s:\n%s%s", mode, stdout.String(), stderr.String())
-	}
-	return nil, "", nil
+	return cmd, childtest.WaitReady(t, cmd, out, &stderr, mode), &stderr
 }
 
 // TestHelperProcess is the child of the SIGKILL, SIGINT and panic tests.
@@ -508,7 +482,7 @@ func TestHelperProcess(t *testing.T) {
 		SetSysctl(t, hsHarden, os.Getenv("BPFBENCH_TEST_VALUE"))
 		ns := NewNetns(t)
 		ns.AddVeth(t, 2, 1)
-		fmt.Println("BPFBENCH-READY", ns.Name)
+		fmt.Println(childtest.ReadyPrefix, ns.Name)
 		if mode == "panic" {
 			time.Sleep(100 * time.Millisecond)
 			panic("helper panics")

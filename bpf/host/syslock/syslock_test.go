@@ -1,10 +1,8 @@
 package syslock_test
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/syslock"
+	"bpfbench/bpf/internal/childtest"
 )
 
 func TestMain(m *testing.M) { host.RunTests(m) }
@@ -63,32 +62,7 @@ func helper(t *testing.T, lock *os.File, mode string, env ...string) (*exec.Cmd,
 			cmd.Wait()
 		}
 	})
-	ready := make(chan string, 1)
-	var stdout bytes.Buffer
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			line := sc.Text()
-			if rest, ok := strings.CutPrefix(line, "BPFBENCH-READY"); ok {
-				ready <- strings.TrimSpace(rest)
-				break
-			}
-			stdout.WriteString(line + "\n")
-		}
-		close(ready)
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case r, ok := <-ready:
-		if !ok {
-			cmd.Wait()
-			t.Fatalf("helper %s exited before it was ready:\n%s%s", mode, stdout.String(), stderr.String())
-		}
-		return cmd, r, &stderr
-	case <-time.After(60 * time.Second):
-		t.Fatalf("helper %s not ready after 60s:\n%s%s", mode, stdout.String(), stderr.String())
-	}
-	return nil, "", nil
+	return cmd, childtest.WaitReady(t, cmd, out, &stderr, mode), &stderr
 }
 
 // TestHelperProcess is the child of the lock tests.
@@ -100,14 +74,14 @@ func TestHelperProcess(t *testing.T) {
 		if _, err := syslock.LockAt(os.Getenv("BPFBENCH_TEST_LOCK"), 0); err != nil {
 			t.Fatal(err)
 		}
-		fmt.Println("BPFBENCH-READY")
+		fmt.Println(childtest.ReadyPrefix)
 	case "inherit":
 		unlock, err := syslock.Take(0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		unlock()
-		fmt.Println("BPFBENCH-READY inherited")
+		fmt.Println(childtest.ReadyPrefix, "inherited")
 		return
 	default:
 		t.Fatalf("unknown helper mode %q", mode)
