@@ -1,25 +1,14 @@
 package plots
 
 import (
-	"path/filepath"
 	"testing"
 
 	"bpfbench/results/benchfile"
 	"bpfbench/results/internal/resultstest"
 )
 
-// readTestdata reads files of testdata/.
 func readTestdata(t *testing.T, names ...string) []*benchfile.File {
-	t.Helper()
-	var files []*benchfile.File
-	for _, n := range names {
-		f, err := benchfile.Read(filepath.Join("testdata", n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
-	return files
+	return resultstest.Testdata(t, benchfile.Read, names...)
 }
 
 // committed reads the results files committed under results/.

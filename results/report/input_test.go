@@ -2,23 +2,13 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"bpfbench/results/internal/resultstest"
 	"bpfbench/results/verdict"
 )
-
-// writeFile writes a results file into a temporary directory.
-func writeFile(t *testing.T, name, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // TestNoResults: the command says a file without result lines holds
 // none (not "not measurable on this kernel"), and exits non-zero when no
@@ -30,7 +20,7 @@ func TestNoResults(t *testing.T) {
 		"no results":  "goos: linux\nPASS\nok  \tbpfbench/bench\t0.01s\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			path := writeFile(t, "x.txt", text)
+			path := resultstest.WriteFile(t, "x.txt", text)
 			var stdout, stderr bytes.Buffer
 			if code := run([]string{"-plots=false", path}, &stdout, &stderr); code != 1 {
 				t.Errorf("exit status %d, want 1", code)
@@ -45,7 +35,7 @@ func TestNoResults(t *testing.T) {
 	}
 	// One file with results is enough for a zero status, and the empty
 	// one takes no part.
-	empty := writeFile(t, "empty.txt", "")
+	empty := resultstest.WriteFile(t, "empty.txt", "")
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"-plots=false", empty, filepath.Join("testdata", "retpoline.txt")}, &stdout, &stderr); code != 0 {
 		t.Errorf("exit status %d with one usable file, want 0: %s", code, stderr.String())

@@ -9,6 +9,7 @@ import (
 
 	"bpfbench/results/benchfile"
 	"bpfbench/results/claims"
+	"bpfbench/results/internal/resultstest"
 	"bpfbench/results/stat"
 )
 
@@ -26,7 +27,7 @@ func TestNoLabels(t *testing.T) {
 		}
 		kept = append(kept, l)
 	}
-	f, err := benchfile.Read(writeFile(t, "bare.txt", strings.Join(kept, "\n")))
+	f, err := benchfile.Read(resultstest.WriteFile(t, "bare.txt", strings.Join(kept, "\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestNoLabels(t *testing.T) {
 
 // TestOneRun: a verdict drawn from a single run says so.
 func TestOneRun(t *testing.T) {
-	path := writeFile(t, "one.txt", "kernel: 6.18.0\nmitigations: auto\nretpoline: on\ncfi: off\n"+
+	path := resultstest.WriteFile(t, "one.txt", "kernel: 6.18.0\nmitigations: auto\nretpoline: on\ncfi: off\n"+
 		"BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc-2\t1\t15.0 ns/op\t0.20 delta-ci95-ns\t10.0 delta-ns/op\n")
 	f, err := benchfile.Read(path)
 	if err != nil {
@@ -102,16 +103,6 @@ func TestIcount(t *testing.T) {
 	}
 }
 
-// writeFile writes a results file into a temporary directory.
-func writeFile(t *testing.T, name, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // TestNoResults: a file without result lines is said to hold none, for
 // every claim (not "not measurable on this kernel"), and by the report.
 func TestNoResults(t *testing.T) {
@@ -121,7 +112,7 @@ func TestNoResults(t *testing.T) {
 		"no results":  "goos: linux\nPASS\nok  \tbpfbench/bench\t0.01s\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			f, err := benchfile.Read(writeFile(t, "x.txt", text))
+			f, err := benchfile.Read(resultstest.WriteFile(t, "x.txt", text))
 			if err != nil {
 				t.Fatal(err)
 			}

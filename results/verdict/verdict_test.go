@@ -114,16 +114,7 @@ func TestRulesInOnePlace(t *testing.T) {
 }
 
 func readTestdata(t *testing.T, names ...string) []*benchfile.File {
-	t.Helper()
-	var files []*benchfile.File
-	for _, n := range names {
-		f, err := benchfile.Read(filepath.Join("testdata", n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
-	return files
+	return resultstest.Testdata(t, benchfile.Read, names...)
 }
 
 // verdicts maps an outcome's ID (with the files' tag when there are

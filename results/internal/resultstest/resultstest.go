@@ -154,3 +154,28 @@ func FloorFiles(t testing.TB) (aaDir, a, b string) {
 	})
 	return aaDir, a, b
 }
+
+// WriteFile writes text as a results file name in a temporary directory
+// and returns its path.
+func WriteFile(t testing.TB, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Testdata reads the named files of the package's testdata with read.
+func Testdata[T any](t testing.TB, read func(path string) (T, error), names ...string) []T {
+	t.Helper()
+	var files []T
+	for _, n := range names {
+		f, err := read(filepath.Join("testdata", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
+}
