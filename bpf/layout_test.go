@@ -28,7 +28,7 @@ var layers = map[string]int{
 	"bpf/measure/gauge":            1,
 	"results/benchfile":            1,
 	"results/internal/resultstest": 0, // tests only
-	"bpf/internal/childtest":       0, // tests only
+	"bpf/internal/childtest":       2, // tests only
 	"bpf/host":                     2,
 	"bpf/host/snapshot":            3,
 	"bpf/probe":                    3,

@@ -436,36 +436,17 @@ func TestStateRepairJournals(t *testing.T) {
 // the command and the rest of the READY line.
 func hsHelper(t *testing.T, lock *os.File, mode string, env ...string) (*exec.Cmd, string, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.v", "-test.timeout=5m")
-	cmd.Env = append(os.Environ(), "BPFBENCH_TEST_HELPER="+mode)
-	cmd.Env = append(cmd.Env, env...)
-	if lock != nil {
-		cmd.ExtraFiles = []*os.File{lock}
-		cmd.Env = append(cmd.Env, syslock.FDEnv+"=3")
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, stderr := childtest.Start(t, mode, lock, env...)
 	hsChildren[cmd.Process.Pid] = true
 	// Whatever happens, the child is gone and what it left is repaired
 	// before the test's host-state check.
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
+		childtest.Kill(cmd)
 		if lines, err := Repair(); err != nil || len(lines) > 0 {
 			t.Logf("cleanup repair: %q %v", lines, err)
 		}
 	})
-	return cmd, childtest.WaitReady(t, cmd, out, &stderr, mode), &stderr
+	return cmd, childtest.WaitReady(t, cmd, out, stderr, mode), stderr
 }
 
 // TestHelperProcess is the child of the SIGKILL, SIGINT and panic tests.

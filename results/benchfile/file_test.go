@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"bpfbench/results/internal/resultstest"
 )
 
 func TestReadFile(t *testing.T) {
@@ -62,14 +64,11 @@ func TestNonFinite(t *testing.T) {
 // out of the values and of what benchstat is given; the others stay,
 // configuration lines too.
 func TestUncontended(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.txt")
 	text := "cpu-family-model: 6/207\n" +
 		"BenchmarkX/row=a-2 1 5.0 ns/op 0.50 contended-frac\n" +
 		"BenchmarkX/row=a-2 1 9.0 ns/op 0.95 contended-frac\n" +
 		"BenchmarkX/row=b-2 1 7.0 ns/op\n"
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := resultstest.WriteFile(t, "x.txt", text)
 	var out strings.Builder
 	if err := CopyUncontended(&out, path); err != nil {
 		t.Fatal(err)

@@ -85,14 +85,11 @@ func TestExactCountsCommand(t *testing.T) {
 // out of what benchstat is given, of the shift and of the floor; the
 // others stay, configuration lines too.
 func TestUncontended(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.txt")
 	text := "cpu-family-model: 6/207\n" +
 		"BenchmarkX/row=a-2 1 5.0 ns/op 0.50 contended-frac\n" +
 		"BenchmarkX/row=a-2 1 9.0 ns/op 0.95 contended-frac\n" +
 		"BenchmarkX/row=b-2 1 7.0 ns/op\n"
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := resultstest.WriteFile(t, "x.txt", text)
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"-uncontended", path}, &stdout, &stderr); code != 0 {
 		t.Fatalf("report -uncontended: exit %d: %s", code, stderr.String())

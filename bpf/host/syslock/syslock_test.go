@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,30 +38,11 @@ func held(tb testing.TB) *os.File {
 // rest of the READY line.
 func helper(t *testing.T, lock *os.File, mode string, env ...string) (*exec.Cmd, string, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.v", "-test.timeout=5m")
-	cmd.Env = append(os.Environ(), "BPFBENCH_TEST_HELPER="+mode)
-	cmd.Env = append(cmd.Env, env...)
-	if lock != nil {
-		cmd.ExtraFiles = []*os.File{lock}
-		cmd.Env = append(cmd.Env, syslock.FDEnv+"=3")
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, stderr := childtest.Start(t, mode, lock, env...)
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
+		childtest.Kill(cmd)
 	})
-	return cmd, childtest.WaitReady(t, cmd, out, &stderr, mode), &stderr
+	return cmd, childtest.WaitReady(t, cmd, out, stderr, mode), stderr
 }
 
 // TestHelperProcess is the child of the lock tests.
