@@ -84,7 +84,7 @@ func withLayouts[T any](loads []T, loop func(T) *measure.Loop) *measure.Loop {
 func (f *xdpFamily) calibrate(b *testing.B, r measure.Result) {
 	b.Helper()
 	shift, ok := probe.Icount()
-	if !ok {
+	if !ok || r.Again {
 		return
 	}
 	add, err := bpf.JitedInstructions(f.objs.Add64)

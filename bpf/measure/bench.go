@@ -107,6 +107,10 @@ type Result struct {
 	// Load says how many of the calls ran on a contended core, left out
 	// of the figures.
 	Load Load
+	// Again says the row's figures were reported before: testing calls
+	// the body of a Family row again as it ramps b.N, and each call
+	// reports the same figures, but says what it says in words once.
+	Again bool
 }
 
 // Bench measures loop v and reports ns/op (sub-ns resolution, from thread
@@ -133,7 +137,8 @@ func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
 	return r
 }
 
-// reportLoop reports the figures of loop v's Result (see Bench).
+// reportLoop reports the figures of loop v's Result (see Bench), and
+// logs what they leave out unless r.Again.
 func reportLoop(b *testing.B, v *Loop, r Result) {
 	b.Helper()
 	// A loop that repeats inside the program (Loop.Iterations) is not
@@ -144,11 +149,13 @@ func reportLoop(b *testing.B, v *Loop, r Result) {
 			// Reported, never a failure of the user's run: see
 			// docs/method.md on where the time goes when the clocks
 			// disagree.
-			b.Logf("%v (kept: clock-disagree %d of %d calls)", err, r.Disagreed, r.Rounds)
+			if !r.Again {
+				b.Logf("%v (kept: clock-disagree %d of %d calls)", err, r.Disagreed, r.Rounds)
+			}
 			probe.Flag(b, err.Error())
 		}
 	}
-	if r.Remeasured > 0 {
+	if r.Remeasured > 0 && !r.Again {
 		b.Logf("%d measurements of %d calls were taken again (EINTR, or the clocks disagreed)", r.Remeasured, r.Rounds)
 	}
 	Report(b, r.Ns, "ns/op")
@@ -162,7 +169,11 @@ func reportLoop(b *testing.B, v *Loop, r Result) {
 	}
 	Diag(b, r.CallUs, "call-us")
 	Diag(b, float64(r.Remeasured), "remeasured")
-	r.Load.Report(b)
+	if r.Again {
+		r.Load.Metric(b)
+	} else {
+		r.Load.Report(b)
+	}
 	// A delta between two loops timed by the kernel's whole-ns average
 	// (KernelClock) is a truncation artifact, not a difference: none.
 	if r.HaveDelta && !v.KernelClock {

@@ -19,10 +19,14 @@ type Row struct {
 	// is not interleaved).
 	V, Base *Loop
 	// Skip, when set, is why the row is not measured: its sub-benchmark
-	// skips saying so.
+	// skips saying so. Err, when set, is why its setup failed: its
+	// sub-benchmark fails saying so.
 	Skip string
+	Err  error
 	// Report, when set, runs in the row's sub-benchmark after its
-	// figures are reported, with its Result.
+	// figures are reported, with its Result: on every call testing makes
+	// of the sub-benchmark's body, so it reports its figures each time
+	// and says things in words only when Result.Again is false.
 	Report func(b *testing.B, r Result)
 }
 
@@ -41,6 +45,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 		rec   *recorder
 		x     *runner
 		res   Result
+		shown bool
 		err   error
 		steal stealAcc
 	}
@@ -52,7 +57,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 		if !o.Interleave {
 			m.row.Base = nil
 		}
-		if row.Skip == "" && pattern.Selected(b, row.Name) {
+		if row.Skip == "" && row.Err == nil && pattern.Selected(b, row.Name) {
 			live = append(live, m)
 		}
 	}
@@ -87,16 +92,24 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 		})
 		probe.Require(b, err, "pin the measuring thread")
 	}
+	// A row's sub-benchmark only reports what was measured above, and
+	// uses neither b.N nor b.Loop: b.Loop would spin empty until
+	// -benchtime passed, a second a row. testing then calls the body a
+	// few times as it ramps b.N, in no time, and each call reports the
+	// same figures; probe.Run counts the row once.
 	for _, m := range members {
 		probe.Run(b, m.row.Name, func(b *testing.B) {
 			if m.row.Skip != "" {
-				b.Skip(m.row.Skip)
+				probe.Skip(b, m.row.Skip)
 			}
-			Once(b, func() {})
+			if m.row.Err != nil {
+				b.Fatal(m.row.Err)
+			}
 			if m.x == nil && m.err == nil {
 				b.Fatalf("row %s was not measured: Selected disagrees with the testing package", m.row.Name)
 			}
 			probe.Require(b, m.err, "measure test_run loop")
+			m.res.Again, m.shown = m.shown, true
 			if f, ok := m.steal.frac(); ok {
 				Diag(b, f, "steal-frac")
 			}

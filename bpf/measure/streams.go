@@ -88,9 +88,17 @@ func (l Load) Report(b *testing.B) {
 	if !l.Measured {
 		return
 	}
-	b.ReportMetric(l.Contended, "contended-frac")
+	l.Metric(b)
 	if !l.Uncontended {
 		b.Logf("contended: %.0f%% of %d calls ran on a contended core, too many to leave out: the figures are of all of them (docs/method.md#contention)", 100*l.Contended, l.Calls)
 		probe.Flag(b, fmt.Sprintf("contended: %.0f%% of its calls, the figures are of all of them", 100*l.Contended))
+	}
+}
+
+// Metric reports contended-frac alone, where the load was measured: for
+// a row whose body reports again what Report already said (Result.Again).
+func (l Load) Metric(b *testing.B) {
+	if l.Measured {
+		b.ReportMetric(l.Contended, "contended-frac")
 	}
 }

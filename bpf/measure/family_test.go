@@ -1,0 +1,81 @@
+package measure_test
+
+import (
+	"flag"
+	"fmt"
+	"testing"
+
+	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/internal/testutil"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/rig"
+)
+
+// TestFamilyInterleavesRows measures two rows, each a loop of its own load
+// of drop against a baseline, as one family: the rows' measurements must
+// come in visits between each other's, not in one stretch each, every
+// loop's program must have run, and each row's Report must run with its
+// figures.
+func TestFamilyInterleavesRows(t *testing.T) {
+	f := flag.Lookup("test.benchtime")
+	old := f.Value.String()
+	if err := f.Value.Set("2000000x"); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Value.Set(old)
+
+	loads := []*bpf.XDPObjects{testutil.LoadXDP(t), testutil.LoadXDP(t), testutil.LoadXDP(t), testutil.LoadXDP(t)}
+	h := rig.NewHolder(t, host.NewNetns(t), loads[0].Drop)
+	frame := testutil.Frame(t, 64)
+	var seq []int // the row of every measurement, warm-ups included
+	loop := func(row int, objs *bpf.XDPObjects) *measure.Loop {
+		hold := h.Held(objs.Drop)
+		return &measure.Loop{Prog: objs.Drop, Data: frame, Runs: objs.Runs, Prepare: func() error {
+			seq = append(seq, row)
+			return hold()
+		}}
+	}
+	reported := make([]int, 2)
+	var rows []measure.Row
+	for i := range reported {
+		rows = append(rows, measure.Row{
+			Name: fmt.Sprintf("row=%d", i), V: loop(i, loads[2*i]), Base: loop(i, loads[2*i+1]),
+			Report: func(b *testing.B, r measure.Result) {
+				reported[i]++
+				if !r.HaveDelta || r.Rounds == 0 || !(r.Ns > 0) {
+					b.Errorf("row %d: %d rounds, ns/op %v, delta %v", i, r.Rounds, r.Ns, r.HaveDelta)
+				}
+			},
+		})
+	}
+	var runs [4]uint64
+	for i, objs := range loads {
+		objs.Runs.Get(&runs[i])
+	}
+	testing.Benchmark(func(b *testing.B) {
+		measure.Family(b, measure.BenchOptions{CPU: testutil.LastCPU(), Interleave: true}, rows)
+	})
+	for i, objs := range loads {
+		var now uint64
+		objs.Runs.Get(&now)
+		if now == runs[i] {
+			t.Errorf("load %d never ran", i)
+		}
+	}
+	for i, n := range reported {
+		if n == 0 {
+			t.Errorf("row %d was never reported", i)
+		}
+	}
+	stretches := 0
+	for j := range seq {
+		if j == 0 || seq[j] != seq[j-1] {
+			stretches++
+		}
+	}
+	t.Logf("%d measurements in %d stretches", len(seq), stretches)
+	if stretches < 4 {
+		t.Errorf("the rows' %d measurements came in %d stretches: the rows were not interleaved", len(seq), stretches)
+	}
+}
