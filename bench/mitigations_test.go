@@ -315,12 +315,16 @@ func jitedBytes(p *ebpf.Program) (uint32, error) {
 //   - spec=indirect-branch|store-bypass: per-task speculation controls,
 //     prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH or
 //     PR_SPEC_STORE_BYPASS, PR_SPEC_DISABLE), set on the measuring thread
-//     only (the control is per task: per thread) before each variant
-//     measurement and cleared before each baseline one, and put back
-//     before the thread returns to Go's scheduler. The kernel offers them
+//     only (the control is per task: per thread) before each of the
+//     variant's measurements and cleared before every other loop's, and
+//     put back before the thread returns to Go's scheduler. The kernel offers them
 //     only when the mitigation mode is prctl or seccomp
 //     (spectre_v2_user=, spec_store_bypass_disable=); otherwise the
 //     variant skips with the errno prctl returned.
+//
+// The rows are measured together (measure.Family), a round at a time in
+// a shuffled order, so that every row sees the same mix of the machine's
+// states; each loop's Prepare sets the stats and controls its row asks for.
 //
 // What needs a reboot (mitigations=, spectre_v2=, retbleed=, cfi=, ibt=) is
 // in the labels; see docs/method.md, "Validating an overhead claim across
@@ -328,119 +332,137 @@ func jitedBytes(p *ebpf.Program) (uint32, error) {
 // size of effect the deltas here resolve.
 func BenchmarkMitigations(b *testing.B) {
 	f := newMitigationsFamily(b)
-	for _, v := range mitigationVariants() {
-		probe.Run(b, v.name(), func(b *testing.B) {
-			base := mitigationVariant{prog: v.prog, harden: "0"}
-			if v == base {
-				f.bench(b, v, nil, nil)
-				return
-			}
-			if v.spec != nil {
-				f.benchSpec(b, v, base)
-				return
-			}
-			f.bench(b, v, &base, nil)
-		})
-	}
-}
-
-// bench measures v against base (nil: alone), checks that run-time stats
-// were on for v's runs exactly when v asks for them, and reports v's JIT
-// image size.
-func (f *mitigationsFamily) bench(b *testing.B, v mitigationVariant, base *mitigationVariant, spec []func() error) {
-	b.Helper()
-	n, err := jitedBytes(v.prog.Of(f.objs(v)[0]))
-	if errors.Is(err, ebpf.ErrNotSupported) {
-		probe.Skipf(b, "the JIT image size, which hardening changes, is unavailable (net.core.bpf_jit_enable=0?): %v", err)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	if spec == nil {
-		spec = []func() error{nil, nil}
-	}
-	vl := f.loop(v, spec[0])
-	loops, on := []*measure.Loop{vl}, []bool{v.stats}
-	var bl *measure.Loop
-	if base != nil {
-		bl = f.loop(*base, spec[1])
-		loops, on = append(loops, bl), append(on, base.stats)
-	}
-	w, err := watchStats(loops, on)
-	if errors.Is(err, ebpf.ErrNotSupported) {
-		probe.Skipf(b, "program run-time stats (5.1), which prove when stats were on: %v", err)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	measure.Bench(b, vl, bl, benchOptions())
-	if err := f.sw.set(false); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.check(); err != nil {
-		b.Fatal(err)
-	}
-	measure.Report(b, float64(n), "jited-bytes")
-}
-
-// benchSpec measures a speculation control variant. The control is per
-// thread, so it is set and cleared by the loops' Prepare, which runs on
-// the measuring thread (measure.Bench locks it and pins it to a CPU). This
-// goroutine locks the thread first, so it is still on that thread when
-// Bench returns and can put the control back; if that fails, the thread
-// stays locked and dies with the goroutine instead of carrying the
-// control into other work. Threads the runtime starts meanwhile do not
-// inherit it: Go starts them from a template thread when the caller is
-// locked.
-func (f *mitigationsFamily) benchSpec(b *testing.B, v, base mitigationVariant) {
-	b.Helper()
-	c := v.spec
+	// The speculation controls are per thread: this goroutine keeps the
+	// measuring thread (measure.Family pins the caller's) until they are
+	// put back, and leaves it locked, to die with the goroutine, if one
+	// will not go back.
 	runtime.LockOSThread()
-	clean := true // the thread's controls are as they were: it may go back
+	spec := f.specState(b)
 	defer func() {
-		if clean {
-			runtime.UnlockOSThread()
-		}
-	}()
-	why, err := specAvailable(c)
-	if err != nil {
-		clean = false
-		b.Fatal(err)
-	}
-	if why != "" {
-		probe.Skip(b, why)
-	}
-	prev, err := getSpec(c)
-	if err != nil {
-		b.Fatal(err)
-	}
-	clean = false
-	defer func() {
-		if err := setSpec(c, unix.PR_SPEC_ENABLE); err != nil {
-			b.Errorf("put back %s on the measuring thread (the thread is dropped): %v", c.cname, err)
+		if err := spec.restore(); err != nil {
+			b.Errorf("%v (the measuring thread is dropped)", err)
 			return
 		}
-		if now, err := getSpec(c); err != nil || now != prev {
-			b.Errorf("%s on the measuring thread is %s after restoring, was %s (the thread is dropped): %v",
-				c.cname, specValueName(now), specValueName(prev), err)
-			return
-		}
-		clean = true
+		runtime.UnlockOSThread()
 	}()
-	set := func(value int) func() error {
-		return func() error {
-			if err := setSpec(c, value); err != nil {
+	var rows []measure.Row
+	for _, v := range mitigationVariants() {
+		n, err := jitedBytes(v.prog.Of(f.objs(v)[0]))
+		if errors.Is(err, ebpf.ErrNotSupported) {
+			probe.Skipf(b, "the JIT image size, which hardening changes, is unavailable (net.core.bpf_jit_enable=0?): %v", err)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if v.spec != nil && spec.unavailable[v.spec] != "" {
+			rows = append(rows, measure.Row{Name: v.name(), Skip: spec.unavailable[v.spec]})
+			continue
+		}
+		row := f.row(v, spec)
+		loops, on := []*measure.Loop{row.V}, []bool{v.stats}
+		if row.Base != nil {
+			loops, on = append(loops, row.Base), append(on, false)
+		}
+		w, err := watchStats(loops, on)
+		if errors.Is(err, ebpf.ErrNotSupported) {
+			probe.Skipf(b, "program run-time stats (5.1), which prove when stats were on: %v", err)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Stats were on for exactly the runs of the loops that asked,
+		// over every visit of the family (the watch began before any).
+		row.Report = func(b *testing.B, _ measure.Result) {
+			if err := w.check(); err != nil {
+				b.Fatal(err)
+			}
+			measure.Report(b, float64(n), "jited-bytes")
+		}
+		rows = append(rows, row)
+	}
+	measure.Family(b, benchOptions(), rows)
+}
+
+// row is v's row: its loop and, unless v is a baseline, the baseline's,
+// each setting the speculation controls as v wants.
+func (f *mitigationsFamily) row(v mitigationVariant, spec *specState) measure.Row {
+	row := measure.Row{Name: v.name(), V: f.loop(v, spec.set(v.spec))}
+	if base := (mitigationVariant{prog: v.prog, harden: "0"}); v != base {
+		row.Base = f.loop(base, spec.set(nil))
+	}
+	return row
+}
+
+// specState is what the measuring thread's speculation controls were
+// before the family, and which of them this kernel offers per task.
+type specState struct {
+	prev        map[*specControl]int
+	unavailable map[*specControl]string
+}
+
+// specState reads the controls of the calling thread, which must be
+// locked, and skips b when one cannot even be read.
+func (f *mitigationsFamily) specState(b *testing.B) *specState {
+	b.Helper()
+	s := &specState{prev: map[*specControl]int{}, unavailable: map[*specControl]string{}}
+	for _, c := range specControls {
+		why, err := specAvailable(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if why != "" {
+			s.unavailable[c] = why
+			continue
+		}
+		prev, err := getSpec(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.prev[c] = prev
+	}
+	return s
+}
+
+// set is a Prepare that disables control c (none: nil) on the calling
+// thread and enables every other control the kernel offers, so that a
+// loop runs with only its own row's control, whichever row ran before it.
+func (s *specState) set(c *specControl) func() error {
+	if len(s.prev) == 0 {
+		return nil
+	}
+	return func() error {
+		for _, d := range specControls {
+			if _, ok := s.prev[d]; !ok {
+				continue
+			}
+			value := unix.PR_SPEC_ENABLE
+			if d == c {
+				value = unix.PR_SPEC_DISABLE
+			}
+			if err := setSpec(d, value); err != nil {
 				return err
 			}
-			if got, err := getSpec(c); err != nil {
+			if got, err := getSpec(d); err != nil {
 				return err
 			} else if got&value == 0 {
-				return fmt.Errorf("%s reads %s after setting %s", c.cname, specValueName(got), specValueName(value))
+				return fmt.Errorf("%s reads %s after setting %s", d.cname, specValueName(got), specValueName(value))
 			}
-			return nil
+		}
+		return nil
+	}
+}
+
+// restore puts the calling thread's controls back as they were.
+func (s *specState) restore() error {
+	for c, prev := range s.prev {
+		if err := setSpec(c, unix.PR_SPEC_ENABLE); err != nil {
+			return fmt.Errorf("put back %s on the measuring thread: %w", c.cname, err)
+		}
+		if now, err := getSpec(c); err != nil || now != prev {
+			return fmt.Errorf("%s on the measuring thread is %s after restoring, was %s: %v", c.cname, specValueName(now), specValueName(prev), err)
 		}
 	}
-	f.bench(b, v, &base, []func() error{set(unix.PR_SPEC_DISABLE), set(unix.PR_SPEC_ENABLE)})
+	return nil
 }
 
 // TestStatsToggle checks the stats switch by behaviour: a loop measured
