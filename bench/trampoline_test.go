@@ -11,6 +11,7 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/tracefs"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
@@ -125,35 +126,52 @@ var trampDrivers = map[string]string{"helper": "drive_helper", "kfunc": "drive_k
 // the XDP rows), and the baselines not to have run any.
 func BenchmarkTrampoline(b *testing.B) {
 	f := newTrampolineFamily(b)
-	probe.Run(b, "target=xdp/attach=none/progs=0", func(b *testing.B) {
-		measure.Bench(b, f.xdpLoop(f.core.Target, 0), nil, benchOptions())
-	})
+	rows := []measure.Row{{Name: "target=xdp/attach=none/progs=0", V: f.xdpLoop(f.core.Target, 0)}}
 	for _, attach := range trampolineAttach[1:] {
 		for _, n := range append(trampolineProgs, probe.TrampolineCap()) {
 			if attach == "both" && n%2 != 0 {
 				continue
 			}
-			probe.Run(b, fmt.Sprintf("target=xdp/attach=%s/progs=%d", attach, n), func(b *testing.B) {
-				f.benchXDPHooks(b, attach, n)
-			})
+			rows = append(rows, f.row(b, fmt.Sprintf("target=xdp/attach=%s/progs=%d", attach, n), func(tb testing.TB) measure.Row {
+				return f.xdpHooksRow(tb, attach, n)
+			}))
 		}
 	}
 	for n := 1; n <= trampMaxChain; n++ {
 		for _, attach := range []string{"inline", "freplace"} {
-			probe.Run(b, fmt.Sprintf("target=xdp/attach=%s/chain=%d", attach, n), func(b *testing.B) {
-				f.benchChain(b, attach, n)
-			})
+			rows = append(rows, f.row(b, fmt.Sprintf("target=xdp/attach=%s/chain=%d", attach, n), func(tb testing.TB) measure.Row {
+				return f.chainRow(tb, attach, n)
+			}))
 		}
 	}
+	hooks := &trampKernelHooks{}
 	for _, h := range trampHooks {
 		n := 1
 		if h.prog == "" {
 			n = 0
 		}
-		probe.Run(b, fmt.Sprintf("target=%s/attach=%s/progs=%d", h.target, h.attach, n), func(b *testing.B) {
-			f.benchKernelHook(b, h)
-		})
+		rows = append(rows, f.row(b, fmt.Sprintf("target=%s/attach=%s/progs=%d", h.target, h.attach, n), func(tb testing.TB) measure.Row {
+			return f.kernelHookRow(tb, h, hooks)
+		}))
 	}
+	// Registered last, so it runs first: the XDP program the family
+	// shares is back in the dispatcher before the rows' copies close.
+	b.Cleanup(func() {
+		if err := f.holder.Hold(f.core.Target); err != nil {
+			b.Error(err)
+		}
+	})
+	measure.Family(b, benchOptions(), rows)
+}
+
+// row sets up the row name with setup (setupRow), unless -test.bench
+// leaves it out: attaching 38 programs for a row nobody asked for costs
+// seconds in an emulated guest.
+func (f *trampolineFamily) row(b *testing.B, name string, setup func(tb testing.TB) measure.Row) measure.Row {
+	if !pattern.Selected(b, name) {
+		return measure.Row{Name: name}
+	}
+	return setupRow(b, name, setup)
 }
 
 // trampolineFamily holds what every row shares: the collection spec, the
@@ -233,18 +251,11 @@ func (f *trampolineFamily) xdpLoop(p *ebpf.Program, hooks uint64) *measure.Loop 
 	}
 }
 
-// benchXDPHooks attaches n fentry/fexit programs to a fresh copy of the XDP
-// program and measures it against the unhooked one.
-func (f *trampolineFamily) benchXDPHooks(b *testing.B, attach string, n int) {
-	probe.RequireTracing(b)
-	tgt := f.load(b, "target", nil)
-	// Cleanups run last-registered first: the hooks go, then the held
-	// program is switched back, then tgt is closed.
-	b.Cleanup(func() {
-		if err := f.holder.Hold(f.core.Target); err != nil {
-			b.Error(err)
-		}
-	})
+// xdpHooksRow attaches n fentry/fexit programs to a fresh copy of the
+// XDP program, to be measured against the unhooked one.
+func (f *trampolineFamily) xdpHooksRow(tb testing.TB, attach string, n int) measure.Row {
+	probe.RequireTracing(tb)
+	tgt := f.load(tb, "target", nil)
 	for i := range n {
 		prog := "on_entry"
 		if attach == "fexit" || (attach == "both" && i >= n/2) {
@@ -252,65 +263,60 @@ func (f *trampolineFamily) benchXDPHooks(b *testing.B, attach string, n int) {
 		}
 		// A fresh program per attachment: one whose target is a BPF
 		// program cannot be attached again once its link is closed.
-		p := f.load(b, prog, func(cs *ebpf.CollectionSpec) {
+		p := f.load(tb, prog, func(cs *ebpf.CollectionSpec) {
 			cs.Programs[prog].AttachTarget = tgt
 			cs.Programs[prog].AttachTo = "target"
 		})
 		l, err := link.AttachTracing(link.TracingOptions{Program: p})
-		probe.Require(b, err, fmt.Sprintf("attach %s program %d of %d to an XDP program", prog, i+1, n))
-		b.Cleanup(func() { l.Close() })
+		probe.Require(tb, err, fmt.Sprintf("attach %s program %d of %d to an XDP program", prog, i+1, n))
+		tb.Cleanup(func() { l.Close() })
 	}
-	failpoint(b, "trampoline-attached")
-	r := measure.Bench(b, f.xdpLoop(tgt, uint64(n)), f.xdpLoop(f.core.Target, 0), benchOptions())
-	reportPerTrampProg(b, r, n)
+	failpoint(tb, "trampoline-attached")
+	return measure.Row{V: f.xdpLoop(tgt, uint64(n)), Base: f.xdpLoop(f.core.Target, 0), Report: perTrampProg(n)}
 }
 
-// benchChain measures a dispatcher whose n stubs freplace replaced
-// (attach=freplace) or one program doing the same work (attach=inline).
-func (f *trampolineFamily) benchChain(b *testing.B, attach string, n int) {
+// chainRow loads a dispatcher whose n stubs freplace replaced
+// (attach=freplace), measured against one program doing the same work
+// (attach=inline, measured alone).
+func (f *trampolineFamily) chainRow(tb testing.TB, attach string, n int) measure.Row {
 	// The inline rows are the freplace rows' baselines: without freplace
 	// they answer nothing BenchmarkXDP does not.
-	probe.RequireTracing(b)
+	probe.RequireTracing(tb)
 	setN := func(cs *ebpf.CollectionSpec) {
 		if err := cs.Variables["num_progs"].Set(uint32(n)); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
-	b.Cleanup(func() {
-		if err := f.holder.Hold(f.core.Target); err != nil {
-			b.Error(err)
-		}
-	})
-	single := f.load(b, "single", setN)
 	loop := func(p *ebpf.Program) *measure.Loop {
 		l := f.xdpLoop(p, 0)
 		l.Counters = append(l.Counters, measure.Counter{Name: "chain_runs", Var: f.core.ChainRuns, PerRepeat: uint64(n)})
 		return l
 	}
+	single := f.load(tb, "single", setN)
 	if attach == "inline" {
-		measure.Bench(b, loop(single), nil, benchOptions())
-		return
+		return measure.Row{V: loop(single)}
 	}
-	disp := f.load(b, "dispatcher", setN)
+	disp := f.load(tb, "dispatcher", setN)
 	for i := range n {
 		stub := fmt.Sprintf("prog%d", i)
-		p := f.load(b, "chained", func(cs *ebpf.CollectionSpec) {
+		p := f.load(tb, "chained", func(cs *ebpf.CollectionSpec) {
 			cs.Programs["chained"].AttachTarget = disp
 			cs.Programs["chained"].AttachTo = stub
 		})
 		l, err := link.AttachFreplace(nil, "", p)
-		probe.Require(b, err, "freplace "+stub)
-		b.Cleanup(func() { l.Close() })
+		probe.Require(tb, err, "freplace "+stub)
+		tb.Cleanup(func() { l.Close() })
 	}
-	failpoint(b, "trampoline-attached")
-	r := measure.Bench(b, loop(disp), loop(single), benchOptions())
-	reportPerTrampProg(b, r, n)
+	failpoint(tb, "trampoline-attached")
+	return measure.Row{V: loop(disp), Base: loop(single), Report: perTrampProg(n)}
 }
 
-// reportPerTrampProg reports the delta per attached program.
-func reportPerTrampProg(b *testing.B, r measure.Result, n int) {
-	if r.HaveDelta {
-		measure.Report(b, r.Delta.Value/float64(n), "delta-ns/prog")
+// perTrampProg reports the delta per attached program, of n.
+func perTrampProg(n int) func(b *testing.B, r measure.Result) {
+	return func(b *testing.B, r measure.Result) {
+		if r.HaveDelta {
+			measure.Report(b, r.Delta.Value/float64(n), "delta-ns/prog")
+		}
 	}
 }
 
@@ -354,9 +360,32 @@ func (h *trampHookSwitch) detach() error {
 	return nil
 }
 
-// benchKernelHook measures the driver of h.target with and without h.
-func (f *trampolineFamily) benchKernelHook(b *testing.B, h trampHook) {
-	drv := f.driver(b, h.target)
+// trampKernelHooks are the hooks of the family's kernel-function rows.
+// A hook on a kernel function or tracepoint fires for every caller, the
+// other rows' drivers too, so each loop of those rows attaches its own
+// hook, if any, and detaches every other (only).
+type trampKernelHooks struct{ all []*trampHookSwitch }
+
+// only is a Prepare that leaves sw (none: nil) the only hook attached.
+func (k *trampKernelHooks) only(sw *trampHookSwitch) func() error {
+	return func() error {
+		for _, o := range k.all {
+			if o != sw {
+				if err := o.detach(); err != nil {
+					return err
+				}
+			}
+		}
+		if sw == nil {
+			return nil
+		}
+		return sw.attach()
+	}
+}
+
+// kernelHookRow is the row of the driver of h.target with and without h.
+func (f *trampolineFamily) kernelHookRow(tb testing.TB, h trampHook, hooks *trampKernelHooks) measure.Row {
+	drv := f.driver(tb, h.target)
 	loop := func(hooks uint64, prepare func() error) *measure.Loop {
 		return &measure.Loop{
 			Prog: drv, Runs: f.core.Calls, Iterations: f.core.Iterations, Prepare: prepare,
@@ -367,28 +396,29 @@ func (f *trampolineFamily) benchKernelHook(b *testing.B, h trampHook) {
 		}
 	}
 	if h.prog == "" {
-		measure.Bench(b, loop(0, nil), nil, benchOptions())
-		return
+		return measure.Row{V: loop(0, hooks.only(nil))}
 	}
 	if h.require != nil {
-		h.require(b)
+		h.require(tb)
 	}
 	// One load first, to tell a refused or unsupported load from a
 	// failing one before anything is attached.
-	f.load(b, h.prog, nil)
+	f.load(tb, h.prog, nil)
 	sw := &trampHookSwitch{load: func() (*ebpf.Program, error) { return f.tryLoad(h.prog, nil) }, link: h.link}
-	b.Cleanup(func() {
+	tb.Cleanup(func() {
 		if err := sw.detach(); err != nil {
-			b.Error(err)
+			tb.Error(err)
 		}
 	})
 	doing := "attach " + h.prog
 	if h.feature != "" {
 		doing += " (" + h.feature + ")"
 	}
-	probe.Require(b, sw.attach(), doing)
-	failpoint(b, "trampoline-attached")
-	measure.Bench(b, loop(1, sw.attach), loop(0, sw.detach), benchOptions())
+	probe.Require(tb, sw.attach(), doing)
+	failpoint(tb, "trampoline-attached")
+	probe.Require(tb, sw.detach(), "detach "+h.prog)
+	hooks.all = append(hooks.all, sw)
+	return measure.Row{V: loop(1, hooks.only(sw)), Base: loop(0, hooks.only(nil))}
 }
 
 // driver loads the driver program that calls target.
