@@ -8,7 +8,9 @@ COUNT     ?= 10
 BENCH     ?= .
 BENCHTIME ?= 1s
 LABEL     ?= run
-COMMIT    := $(shell git rev-parse --short HEAD 2>/dev/null)$(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo -dirty)
+# -dirty: tracked files changed. A results file of the last run, lying
+# untracked in the tree, changes no code.
+COMMIT    := $(shell git rev-parse --short HEAD 2>/dev/null)$(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo -dirty)
 LDFLAGS   := -X bpfbench/bpf/labels.Commit=$(COMMIT)
 RUNSTAMP  := $(shell date -u +%Y%m%dT%H%M%SZ)
 RESULTDIR ?= results
