@@ -317,8 +317,8 @@ func jitedBytes(p *ebpf.Program) (uint32, error) {
 //     PR_SPEC_STORE_BYPASS, PR_SPEC_DISABLE), set on the measuring thread
 //     only (the control is per task: per thread) before each of the
 //     variant's measurements and cleared before every other loop's, and
-//     put back before the thread returns to Go's scheduler. The kernel offers them
-//     only when the mitigation mode is prctl or seccomp
+//     put back before the thread returns to Go's scheduler. The kernel
+//     offers them only when the mitigation mode is prctl or seccomp
 //     (spectre_v2_user=, spec_store_bypass_disable=); otherwise the
 //     variant skips with the errno prctl returned.
 //
@@ -401,7 +401,7 @@ type specState struct {
 }
 
 // specState reads the controls of the calling thread, which must be
-// locked, and skips b when one cannot even be read.
+// locked, and fails b when one cannot even be read.
 func (f *mitigationsFamily) specState(b *testing.B) *specState {
 	b.Helper()
 	s := &specState{prev: map[*specControl]int{}, unavailable: map[*specControl]string{}}

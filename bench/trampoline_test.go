@@ -122,6 +122,9 @@ var trampDrivers = map[string]string{"helper": "drive_helper", "kfunc": "drive_k
 //     (tracepoints: raw, BTF-typed, perf). The hook is attached and
 //     detached between rounds, so baseline and hook alternate.
 //
+// The rows are measured together (measure.Family): every row is set up
+// once, then visited a round at a time in a shuffled order; a kernel
+// function's hook is attached only while its own row's variant runs.
 // Each hook is checked to have run once per call (per attached program for
 // the XDP rows), and the baselines not to have run any.
 func BenchmarkTrampoline(b *testing.B) {
