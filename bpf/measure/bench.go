@@ -113,32 +113,12 @@ type Result struct {
 	Again bool
 }
 
-// Bench measures loop v and reports ns/op (sub-ns resolution, from thread
-// CPU time), kernel-ns/op (the kernel's truncated average) and call-us
-// (the fixed cost of one test_run call). With a base and o.Interleave it
-// measures base and v in alternating rounds and also reports delta-ns/op,
-// the median paired difference v-base, with delta-ci95-ns, its 95%
-// half-width, and delta-rel, the difference as a fraction of base. It
-// measures once (see Once) for the budget of o.Budget, in one stretch:
-// Family spreads the rows of a family over each other's time instead.
-func Bench(b *testing.B, v, base *Loop, o BenchOptions) Result {
-	b.Helper()
-	if !o.Interleave {
-		base = nil
-	}
-	var r Result
-	err := OncePinned(b, o.CPU, func() error {
-		var err error
-		r, err = measureRounds(o, v, base, b.ResetTimer)
-		return err
-	})
-	probe.Require(b, err, "measure test_run loop")
-	reportLoop(b, v, r)
-	return r
-}
-
-// reportLoop reports the figures of loop v's Result (see Bench), and
-// logs what they leave out unless r.Again.
+// reportLoop reports the figures of loop v's Result: ns/op (sub-ns
+// resolution, from thread CPU time), kernel-ns/op (the kernel's truncated
+// average), call-us (the fixed cost of one test_run call) and, with a
+// baseline, delta-ns/op (the median paired difference v-base), its 95%
+// half-width delta-ci95-ns and delta-rel (the difference as a fraction of
+// base); and it logs what they leave out unless r.Again.
 func reportLoop(b *testing.B, v *Loop, r Result) {
 	b.Helper()
 	// A loop that repeats inside the program (Loop.Iterations) is not
@@ -300,18 +280,6 @@ func (c *recorder) result(rounds *Rounds, threshold float64) Result {
 		r.Delta, r.Rel = u.Paired(0, 1), u.Relative(0, 1)
 	}
 	return r
-}
-
-func measureRounds(o BenchOptions, v, base *Loop, reset func()) (Result, error) {
-	c, x, err := newLoopRunner(o.Budget(), v, base, o)
-	if err != nil {
-		return Result{}, err
-	}
-	reset()
-	if err := x.finish(); err != nil {
-		return Result{}, err
-	}
-	return c.result(x.r, o.Contention.Threshold()), nil
 }
 
 // checkKernel compares the suite's clock with the kernel's over all

@@ -72,7 +72,7 @@ type Loop struct {
 	Layouts []*Loop
 	layout  int
 	// Emulated keeps samples whose clocks disagree at once: on an
-	// emulated CPU they never agree for long. Bench and Family set it
+	// emulated CPU they never agree for long. Family sets it
 	// from BenchOptions.Emulated.
 	Emulated bool
 

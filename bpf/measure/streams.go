@@ -34,7 +34,7 @@ func (o BenchOptions) callSizing(u Units) sizing {
 
 // Streams measures streams once (Once) for o.Budget(), on a thread pinned
 // to o.CPU, in rounds sized by u and o: the front door for streams that
-// are not test_run loops (Bench's), such as the traffic rigs' frames.
+// are not test_run loops (Family's), such as the traffic rigs' frames.
 // reset runs once the warm-up is done, after b's timer is reset. The
 // Load says how many of the calls ran on a contended core; the rounds
 // returned are those that did not (all of them when too few did not).
