@@ -262,7 +262,7 @@ func newLoopRunner(budget Budget, v, base *Loop, o BenchOptions) (*recorder, *ru
 
 // result summarises the rounds from their uncontended calls (all of them
 // when the core was never uncontended long enough: Result.Contended).
-func (c *recorder) result(rounds *Rounds, threshold float64) Result {
+func (c *recorder) result(rounds *Rounds, threshold gauge.Load) Result {
 	u, load := rounds.clean(threshold)
 	r := Result{
 		Ns:         u.Location(0).Value,

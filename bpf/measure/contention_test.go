@@ -2,6 +2,7 @@ package measure
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,14 +10,16 @@ import (
 )
 
 // contendedRounds are rounds of two streams whose calls cost 5 and 7 ns
-// on a free core and twice that on a contended one (load 2, not 1), in
-// the calls of contended.
+// on a free core and twice that on a contended one, in the calls of
+// contended: a load of 2, not 1, on one reference, the caches in even
+// calls and the ports in odd ones.
 func contendedRounds(n int, contended func(i int) bool) *Rounds {
-	r := &Rounds{Turn: 1, Ns: make([][]float64, 2), CycleNs: make([][]float64, 2), Load: make([][]float64, 2)}
+	r := &Rounds{Turn: 1, Ns: make([][]float64, 2), CycleNs: make([][]float64, 2), Load: make([][]gauge.Load, 2)}
 	for i := range n {
-		f, load := 1.0, 1.0
+		f, load := 1.0, gauge.Load{1, 1}
 		if contended(i) {
-			f, load = 2, 2
+			f = 2
+			load[i%2] = 2
 		}
 		for s, ns := range []float64{5, 7} {
 			r.Ns[s] = append(r.Ns[s], ns*f)
@@ -28,11 +31,12 @@ func contendedRounds(n int, contended func(i int) bool) *Rounds {
 }
 
 // TestUncontended: the figures come from the calls made on a free core,
-// pairs stay pairs, and a row that never had enough of them says so and
-// keeps all its calls.
+// whichever reference saw the contention, pairs stay pairs, and a row that never had enough of them says so and
+// keeps its least contended tenth.
 func TestUncontended(t *testing.T) {
+	th := gauge.Load{1.5, 1.5}
 	r := contendedRounds(100, func(i int) bool { return i%5 < 3 }) // 60% contended
-	u, frac, ok := r.Uncontended(1.5)
+	u, frac, ok := r.Uncontended(th)
 	if !ok || math.Abs(frac-0.6) > 1e-9 || u.Count() != 40 {
 		t.Fatalf("Uncontended: %d calls, contended %v, ok %v; want 40, 0.6, true", u.Count(), frac, ok)
 	}
@@ -43,27 +47,34 @@ func TestUncontended(t *testing.T) {
 		t.Errorf("all calls' paired difference %v, want -4 (the contended majority): the test does not test", d)
 	}
 	// A row contended in one stream only loses those pairs too.
-	r.Load[1][3] = 1 // call 3 of stream 0 still contended
-	if u, _, _ := r.Uncontended(1.5); u.Count() != 40 {
+	r.Load[1][3] = gauge.Load{1, 1} // call 3 of stream 0 still contended
+	if u, _, _ := r.Uncontended(th); u.Count() != 40 {
 		t.Errorf("%d calls kept with one stream's call 3 contended, want 40", u.Count())
 	}
-	all := contendedRounds(100, func(i int) bool { return i%20 != 0 }) // 95%
-	if u, frac, ok := all.Uncontended(1.5); ok || u != all || frac != 0.95 {
-		t.Errorf("95%% contended: ok %v, contended %v, same rounds %v; want false, 0.95, true", ok, frac, u == all)
+	// Past maxContended the figures come from the least contended tenth:
+	// the five free calls and the five least loaded of the others.
+	all := contendedRounds(100, func(i int) bool { return i%20 != 0 })  // 95%
+	all.Load[0][7][gauge.Ports], all.Load[1][7][gauge.Ports] = 1.6, 1.6 // the least loaded of the contended
+	u, frac, ok = all.Uncontended(th)
+	if ok || frac != 0.95 || u.Count() != 10 || !slices.Contains(u.Load[0], all.Load[0][7]) {
+		t.Fatalf("95%% contended: ok %v, contended %v, %d calls kept, call 7 among them %v; want false, 0.95, 10, true", ok, frac, u.Count(), slices.Contains(u.Load[0], all.Load[0][7]))
+	}
+	if loc := u.Location(0).Value; loc != 5 {
+		t.Errorf("95%% contended: ns %v, want the free calls' 5", loc)
 	}
 	free := contendedRounds(10, func(int) bool { return false })
-	if u, frac, ok := free.Uncontended(1.5); !ok || u != free || frac != 0 {
+	if u, frac, ok := free.Uncontended(th); !ok || u != free || frac != 0 {
 		t.Errorf("free core: ok %v, contended %v, same rounds %v", ok, frac, u == free)
 	}
 	one := contendedRounds(2, func(i int) bool { return i == 0 }) // a smoke run's
-	if u, frac, ok := one.Uncontended(1.5); !ok || frac != 0.5 || u.Count() != 1 {
+	if u, frac, ok := one.Uncontended(th); !ok || frac != 0.5 || u.Count() != 1 {
 		t.Errorf("one of two calls contended: ok %v, contended %v, %d calls kept; want true, 0.5, 1", ok, frac, u.Count())
 	}
-	if _, frac, ok := free.Uncontended(math.Inf(1)); !ok || frac != 0 {
+	if _, frac, ok := free.Uncontended(gauge.Load{math.Inf(1), math.Inf(1)}); !ok || frac != 0 {
 		t.Errorf("no threshold: ok %v, contended %v", ok, frac)
 	}
 	free.Load = nil
-	if _, _, ok := free.Uncontended(1.5); ok {
+	if _, _, ok := free.Uncontended(th); ok {
 		t.Error("rounds without loads judged uncontended")
 	}
 }
@@ -84,9 +95,9 @@ func TestRunLeavesOutContention(t *testing.T) {
 	c := new(gauge.Contention)
 	sz := sizing{Warm: 1, Min: 10, Max: 10, Cycles: true, Contention: c, Gauge: func() gauge.Reading {
 		if contended() {
-			return gauge.Reading{CycleNs: 0.25, Load: 2}
+			return gauge.Reading{CycleNs: 0.25, Load: gauge.Load{1, 2}}
 		}
-		return gauge.Reading{CycleNs: 0.25, Load: 1}
+		return gauge.Reading{CycleNs: 0.25, Load: gauge.Load{1, 1}}
 	}}
 	r, err := run(Budget{Units: 1000}, sz, nil, stream)
 	if err != nil {
@@ -109,7 +120,7 @@ func TestRunLeavesOutContention(t *testing.T) {
 func TestStopRuleWaitsOutContention(t *testing.T) {
 	c := new(gauge.Contention)
 	for i := range 100 {
-		c.Add(1 + float64(i%2)) // half of the run's loads contended
+		c.Add(gauge.Load{1 + float64(i%2), 1}) // half of the run's loads contended
 	}
 	budget := Budget{Time: time.Second}
 	runner := func(elapsed time.Duration, contendedShare float64) *runner {

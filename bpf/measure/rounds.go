@@ -139,9 +139,9 @@ type Rounds struct {
 	// call i (gauge.Reading.CycleNs; with sizing.Cycles): a host changes its clock rate
 	// every few tens of ms, a call takes a few ms.
 	CycleNs [][]float64
-	// Load[s][i] is the core's load measured right after stream s's
-	// call i (gauge.Reading.Load; with sizing.Cycles).
-	Load [][]float64
+	// Load[s][i] is the core's load measured around stream s's call i
+	// (gauge.Reading.Load; with sizing.Cycles).
+	Load [][]gauge.Load
 	// Elapsed is the wall time of the measured rounds.
 	Elapsed time.Duration
 }
@@ -227,7 +227,7 @@ func newRunner(budget Budget, sz sizing, streams []Stream) (*runner, error) {
 		n = budget.Units
 	}
 	k := len(streams)
-	r := &Rounds{Size: sz.Size(n, warm), Turn: 1, Ns: make([][]float64, k), CycleNs: make([][]float64, k), Load: make([][]float64, k)}
+	r := &Rounds{Size: sz.Size(n, warm), Turn: 1, Ns: make([][]float64, k), CycleNs: make([][]float64, k), Load: make([][]gauge.Load, k)}
 	if sz.MaxTurn > 1 && budget.Units == 0 {
 		sw, err := switchTime(sz, streams)
 		if err != nil {
@@ -268,7 +268,7 @@ func (x *runner) round() error {
 				before := sz.Contention.Last()
 				g := x.reading()
 				r.CycleNs[s] = append(r.CycleNs[s], g.CycleNs)
-				r.Load[s] = append(r.Load[s], math.Max(before, g.Load))
+				r.Load[s] = append(r.Load[s], before.Max(g.Load))
 				sz.Contention.Add(g.Load)
 			}
 		}

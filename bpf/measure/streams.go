@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"bpfbench/bpf/measure/gauge"
 	"bpfbench/bpf/probe"
 )
 
@@ -65,7 +66,8 @@ type Load struct {
 	// contended, left out of the figures.
 	Contended float64
 	// Uncontended is false when too many calls were contended for the
-	// rest to make the figures: they are then of all calls.
+	// rest to make the figures: they are then of the least contended
+	// tenth.
 	Uncontended bool
 	// Measured says the load was measured with every call.
 	Measured bool
@@ -74,7 +76,7 @@ type Load struct {
 }
 
 // clean is r's uncontended calls (Uncontended) and their Load.
-func (r *Rounds) clean(threshold float64) (*Rounds, Load) {
+func (r *Rounds) clean(threshold gauge.Load) (*Rounds, Load) {
 	u, contended, ok := r.Uncontended(threshold)
 	n := r.Count()
 	return u, Load{Contended: contended, Uncontended: ok, Calls: n,
@@ -90,8 +92,8 @@ func (l Load) Report(b *testing.B) {
 	}
 	l.Metric(b)
 	if !l.Uncontended {
-		b.Logf("contended: %.0f%% of %d calls ran on a contended core, too many to leave out: the figures are of all of them (docs/method.md#contention)", 100*l.Contended, l.Calls)
-		probe.Flag(b, fmt.Sprintf("contended: %.0f%% of its calls, the figures are of all of them", 100*l.Contended))
+		b.Logf("contended: %.0f%% of %d calls ran on a contended core, too many to leave out: the figures are of the least contended tenth (docs/method.md#contention)", 100*l.Contended, l.Calls)
+		probe.Flag(b, fmt.Sprintf("contended: %.0f%% of its calls, the figures are of the least contended tenth", 100*l.Contended))
 	}
 }
 

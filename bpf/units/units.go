@@ -58,7 +58,7 @@ var Lines = []string{
 	"Unit steal-frac better=lower assume=nothing",
 	// The share of a row's calls made while something else took the
 	// measuring core's throughput (Contention), left out of its figures;
-	// above 0.9 the figures are of all calls.
+	// above 0.9 the figures are of the least contended tenth.
 	"Unit contended-frac better=lower assume=nothing",
 	// BenchmarkDispatcher: how many attached fillers' JIT images lie
 	// below the measured program's, which sets its path through the

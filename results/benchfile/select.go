@@ -150,8 +150,8 @@ func Values(runs []Run, unit string) []float64 {
 }
 
 // Contended says the run never saw its core uncontended: more than
-// MaxContended of its calls were contended, and its figures are of all of
-// them (docs/method.md#contention).
+// MaxContended of its calls were contended, and its figures are of the
+// least contended tenth (docs/method.md#contention).
 func (r Run) Contended() bool {
 	v, ok := r.Values["contended-frac"]
 	return ok && v > MaxContended

@@ -1,9 +1,11 @@
 // Command contention measures which reference tracks a contended core:
 // it times a SCHED_CLS drop program's test_run loop in short calls and, after every
 // call, on the same thread, the references the suite could watch (the
-// dependent multiplication chain, the spread loop of gauge.SpreadLoad,
-// pointer chases over 64 KiB, gauge.Reading.Load's, and 8 MiB), and prints how each reference's time,
-// over the chain's, correlates with the loop's cycles per run. With
+// dependent multiplication chain, gauge.Read's spread loop and pointer
+// chase over 64 KiB, and a chase over 8 MiB), and prints how each
+// reference's time, over the chain's, correlates with the loop's cycles
+// per run, and how many of the slow calls the suite's rule (either of
+// gauge.Read's references over its threshold) flags. With
 // -load it makes contention itself: a thread on another CPU runs the
 // spread loop (or, -load=memory, streams through 64 MiB) in periods on
 // and off, which contends only where that CPU shares a core or a cache
@@ -53,7 +55,7 @@ type call struct {
 	refs         [3]float64
 }
 
-var refNames = [3]string{"spread loop (SpreadLoad)", "pointer chase 64 KiB (Gauge.Load)", "pointer chase 8 MiB"}
+var refNames = [3]string{"spread loop (Load[Ports])", "pointer chase 64 KiB (Load[Caches])", "pointer chase 8 MiB"}
 
 func run(cpu int, duration, callTime time.Duration, load string, period time.Duration, csvPath string) error {
 	if load != "" && load != "spread" && load != "memory" {
@@ -96,8 +98,7 @@ func run(cpu int, duration, callTime time.Duration, load string, period time.Dur
 			c := call{on: on.Load(), xdpNs: float64(took) / float64(repeat)}
 			g := gauge.Read()
 			chain := g.CycleNs * 24000 // the chain's 24,000 cycles, in ns
-			c.cycle, c.refs[0] = g.CycleNs, gauge.SpreadLoad()
-			c.refs[1] = g.Load
+			c.cycle, c.refs[0], c.refs[1] = g.CycleNs, g.Load[gauge.Ports], g.Load[gauge.Caches]
 			c.refs[2] = big.Time() / chain
 			if g.CycleNs > 0 {
 				calls = append(calls, c)
@@ -150,7 +151,6 @@ func contend(cpu int, load string, on *atomic.Bool, period time.Duration, stop c
 // spread keeps the core's ports and caches busy with what the gauge runs.
 func spread(n int) {
 	for range n / 1024 {
-		gauge.SpreadLoad()
 		gauge.Read()
 	}
 }
@@ -204,34 +204,50 @@ func report(calls []call, loaded bool) {
 		fmt.Printf("load on: median %.2f cycles/run over %d calls; off: %.2f over %d\n",
 			stats.Sample{Xs: onC}.Quantile(0.5), len(onC), stats.Sample{Xs: offC}.Quantile(0.5), len(offC))
 	}
+	over := make([][]bool, len(refNames))
 	for r, name := range refNames {
 		xs := make([]float64, len(calls))
 		for i, c := range calls {
 			xs[i] = c.refs[r]
 		}
-		corr := pearson(xs, cyc)
-		c := new(gauge.Contention)
-		th := threshold(c, xs)
-		flagged, hit := 0, 0
+		th := threshold(xs)
+		over[r] = make([]bool, len(xs))
 		for i, x := range xs {
-			if x > th {
-				flagged++
-				if slow[i] {
-					hit++
-				}
-			}
+			over[r][i] = x > th
 		}
-		fmt.Printf("%-26s correlation %+.2f; median %.3f; the suite's rule flags %d calls, %d of them slow (of %d slow)\n",
-			name, corr, stats.Sample{Xs: xs}.Quantile(0.5), flagged, hit, nslow)
+		flagged, hit := count(over[r], slow)
+		fmt.Printf("%-36s correlation %+.2f; median %.3f; flags %d calls, %d of them slow (of %d slow)\n",
+			name, pearson(xs, cyc), stats.Sample{Xs: xs}.Quantile(0.5), flagged, hit, nslow)
 	}
+	either := make([]bool, len(calls))
+	for i := range either {
+		either[i] = over[0][i] || over[1][i]
+	}
+	flagged, hit := count(either, slow)
+	fmt.Printf("%-36s flags %d calls, %d of them slow (of %d slow)\n", "either (the suite's rule)", flagged, hit, nslow)
 }
 
-// threshold is the suite's contention threshold over xs.
-func threshold(c *gauge.Contention, xs []float64) float64 {
+// threshold is the suite's contention threshold (gauge.Contention) over
+// the readings xs of one reference.
+func threshold(xs []float64) float64 {
+	c := new(gauge.Contention)
 	for _, x := range xs {
-		c.Add(x)
+		c.Add(gauge.Load{gauge.Caches: x})
 	}
-	return c.Threshold()
+	return c.Threshold()[gauge.Caches]
+}
+
+// count is how many calls are flagged, and how many of those are slow.
+func count(flagged, slow []bool) (n, hit int) {
+	for i, f := range flagged {
+		if f {
+			n++
+			if slow[i] {
+				hit++
+			}
+		}
+	}
+	return n, hit
 }
 
 // pearson is the correlation coefficient of xs and ys.

@@ -10,7 +10,3 @@ func mulChain(n uint64) uint64
 // and fourteen independent additions (cycles_amd64.s) and returns
 // 4*3^n + 14n mod 2^64.
 func mulSpread(n uint64) uint64
-
-// tsc reads the time-stamp counter after the instructions before it
-// (cycles_amd64.s).
-func tsc() uint64

@@ -90,16 +90,3 @@ sdone:
 	ADDQ AX, R8
 	MOVQ R8, ret+8(FP)
 	RET
-
-// func tsc() uint64
-//
-// The time-stamp counter, after every earlier instruction has completed
-// (LFENCE): a constant-rate count that needs no system call, for timing
-// loops of a few thousand cycles against each other.
-TEXT ·tsc(SB), NOSPLIT, $0-8
-	LFENCE
-	RDTSC
-	SHLQ $32, DX
-	ORQ DX, AX
-	MOVQ AX, ret+0(FP)
-	RET

@@ -5,41 +5,84 @@ import (
 	"testing"
 )
 
-// TestThreshold: the threshold sits above the run's uncontended loads and
-// below its contended ones, whatever their level; it flags nothing before
-// there are loads enough to judge from, nor with no record at all.
+// TestThreshold: each reference's threshold sits above the run's
+// uncontended readings and below its contended ones, whatever their
+// level; it flags nothing before there are readings enough to judge from,
+// nor with no record at all; a call is contended when either reference is
+// over its own.
 func TestThreshold(t *testing.T) {
+	inf := Load{math.Inf(1), math.Inf(1)}
 	var none *Contention
-	if th := none.Threshold(); !math.IsInf(th, 1) {
+	if th := none.Threshold(); th != inf {
 		t.Errorf("nil Contention: threshold %v, want +Inf", th)
 	}
-	if none.Last() != 0 {
-		t.Errorf("nil Contention: last load %v, want 0", none.Last())
+	if none.Last() != (Load{}) {
+		t.Errorf("nil Contention: last load %v, want none", none.Last())
 	}
 	c := new(Contention)
 	for range minLoads - 1 {
-		c.Add(1)
+		c.Add(Load{1, 1})
 	}
-	c.Add(0) // no gauge: not a load
-	if c.Last() != 1 {
-		t.Errorf("last load %v, want 1 (a zero is no load)", c.Last())
-	}
-	if th := c.Threshold(); !math.IsInf(th, 1) {
+	c.Add(Load{}) // no gauge: not a load
+	if th := c.Threshold(); th != inf {
 		t.Errorf("threshold %v from %d loads, want +Inf", th, minLoads-1)
 	}
 	for _, level := range []float64{0.7, 1, 2.5} {
 		c := new(Contention)
 		for i := range 1000 {
-			load := level * (1 + 0.01*float64(i%4)) // a 3% spread
-			if i%3 == 0 {
-				load *= 1.3 // a third contended
+			l := Load{Caches: level * (1 + 0.01*float64(i%4)), Ports: 2 * level} // a 3% spread
+			switch i % 6 {
+			case 0:
+				l[Caches] *= 1.3 // a sixth with the caches taken
+			case 3:
+				l[Ports] *= 1.3 // a sixth with the ports taken
 			}
-			c.Add(load)
+			c.Add(l)
 		}
-		c.Add(0) // no gauge: not a load
+		c.Add(Load{}) // no gauge: not a load
+		if c.Last() != (Load{}) {
+			t.Errorf("last load %v, want the zero added last", c.Last())
+		}
 		th := c.Threshold()
-		if th <= level*1.03 || th >= level*1.3 {
-			t.Errorf("level %v: threshold %v, want between the uncontended %v and the contended %v", level, th, level*1.03, level*1.3)
+		if th[Caches] <= level*1.03 || th[Caches] >= level*1.3 {
+			t.Errorf("level %v: caches' threshold %v, want between the uncontended %v and the contended %v", level, th[Caches], level*1.03, level*1.3)
+		}
+		if th[Ports] < 2*level || th[Ports] >= 2*level*1.3 {
+			t.Errorf("level %v: ports' threshold %v, want between the uncontended %v and the contended %v", level, th[Ports], 2*level, 2*level*1.3)
+		}
+		for _, tc := range []struct {
+			l    Load
+			want bool
+		}{
+			{Load{level, 2 * level}, true},
+			{Load{1.3 * level, 2 * level}, false},
+			{Load{level, 2.6 * level}, false},
+			{Load{level, 0}, true}, // the ports not read
+		} {
+			if got := tc.l.Within(th); got != tc.want {
+				t.Errorf("level %v: %v within %v = %v, want %v", level, tc.l, th, got, tc.want)
+			}
+		}
+	}
+}
+
+// TestLoadMaxExcess: the larger reading of each reference; the largest
+// reading over its threshold, where there is one.
+func TestLoadMaxExcess(t *testing.T) {
+	if got, want := (Load{1, 3}).Max(Load{2, 1}), (Load{2, 3}); got != want {
+		t.Errorf("Max = %v, want %v", got, want)
+	}
+	for _, tc := range []struct {
+		l, th Load
+		want  float64
+	}{
+		{Load{1, 3}, Load{2, 2}, 1.5},
+		{Load{3, 1}, Load{2, 2}, 1.5},
+		{Load{3, 1}, Load{math.Inf(1), 2}, 0.5},
+		{Load{}, Load{2, 2}, 0},
+	} {
+		if got := tc.l.Excess(tc.th); got != tc.want {
+			t.Errorf("%v.Excess(%v) = %v, want %v", tc.l, tc.th, got, tc.want)
 		}
 	}
 }

@@ -27,7 +27,7 @@ const chainCycles = 24
 // 24000 cycles, 6 µs at 4 GHz.
 const chainIters = 1000
 
-// spreadIters is the length of the spread loop SpreadLoad times: as many
+// spreadIters is the length of the spread loop Read times: as many
 // multiplications, by a multiplier that takes one a cycle, as the chain's
 // 24000 cycles.
 const spreadIters = chainCycles * chainIters / spreadCycles
@@ -36,32 +36,83 @@ const spreadIters = chainCycles * chainIters / spreadCycles
 // core: its four multiplications at one a cycle.
 const spreadCycles = 4
 
+// A Load is what a call's references read: each one's time over that of
+// the chain of as many nominal cycles, constant on a core the thread has
+// to itself and higher while a neighbour on the host core takes what that
+// reference runs on. The clock rate cancels in each ratio. Two resources
+// are shared, so there are two references (docs/method.md#contention):
+// Load[Caches], a pointer chase over 64 KiB, slows when a neighbour fills
+// the caches; Load[Ports], a loop of independent multiplications and
+// additions, when a sibling hyperthread takes the execution ports. A BPF
+// program's path feels both; a chain of dependent multiplications feels
+// neither. A zero reading is none.
+type Load [refs]float64
+
+// The references of a Load.
+const (
+	Caches = iota // the chase over 64 KiB
+	Ports         // the spread loop
+	refs
+)
+
+// Max is the larger reading of each reference in l and m.
+func (l Load) Max(m Load) Load {
+	for k := range l {
+		l[k] = max(l[k], m[k])
+	}
+	return l
+}
+
+// Within says whether every reference l read is at most its threshold in
+// th: a call that ran while nothing took either resource.
+func (l Load) Within(th Load) bool {
+	for k := range l {
+		if l[k] > th[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// Excess is the largest of l's readings over its threshold in th: above
+// 1 for a contended call, and the higher the more contended. References
+// without a threshold (+Inf) or a reading count as 0.
+func (l Load) Excess(th Load) float64 {
+	var e float64
+	for k := range l {
+		if !math.IsInf(th[k], 1) && th[k] > 0 {
+			e = max(e, l[k]/th[k])
+		}
+	}
+	return e
+}
+
 // A Reading is the state of the measuring core right after a call: its
-// clock rate, and whether something else was taking its caches.
+// clock rate, and whether something else was taking its caches or its
+// execution ports.
 type Reading struct {
 	// CycleNs is the length in ns of one cycle, timed on chains of
 	// dependent multiplications (mulChain); 0 where the suite has no
 	// such chain (architectures other than amd64) or the clock did not
 	// advance.
 	CycleNs float64
-	// Load is the time of a pointer chase over 64 KiB (chase) over that
-	// of the chain of 24000 cycles: constant on a core the thread has to
-	// itself, more while something else on the host core takes the
-	// caches the chase and a BPF program's path run from, which a chain
-	// of dependent multiplications hardly notices. The clock rate cancels
-	// in the ratio. 0 where CycleNs is. See docs/method.md#contention.
-	Load float64
+	// Load is the references' times over the chain's. Zero where
+	// CycleNs is.
+	Load Load
 }
 
-// Read times the chain over N and 2N iterations, and the chase, on
-// the thread's CPU clock, the best of three of each: the difference of
-// the two chains cancels the clock reads' own cost, the best of three the
-// interrupts that land in one.
+// Read times the chain over N and 2N iterations, the chase and the spread
+// loop, on the thread's CPU clock, the best of three of each: the
+// difference of the two chains cancels the clock reads' own cost, the
+// best of three the interrupts that land in one.
 func Read() Reading {
 	if !haveChain {
 		return Reading{}
 	}
-	best := [3]int64{math.MaxInt64, math.MaxInt64, math.MaxInt64}
+	var best [4]int64
+	for j := range best {
+		best[j] = math.MaxInt64
+	}
 	for range 3 {
 		for j := range 2 {
 			t := sched.ThreadCPU()
@@ -71,47 +122,29 @@ func Read() Reading {
 		t := sched.ThreadCPU()
 		chase.run()
 		best[2] = min(best[2], sched.ThreadCPU()-t)
+		t = sched.ThreadCPU()
+		mulSpread(spreadIters)
+		best[3] = min(best[3], sched.ThreadCPU()-t)
 	}
 	return reading(best)
 }
 
 // reading is the Reading of the best thread-clock times of chains of N
-// and 2N iterations and of the chase.
-func reading(best [3]int64) Reading {
+// and 2N iterations, of the chase and of the spread loop. The spread loop
+// runs as many nominal cycles as the shorter chain, and its ratio, like
+// the chase's, is over the chain's cycles.
+func reading(best [4]int64) Reading {
 	chain := best[1] - best[0]
 	if chain <= 0 {
 		return Reading{}
 	}
 	g := Reading{CycleNs: float64(chain) / (chainCycles * chainIters)}
-	if best[2] > 0 {
-		g.Load = float64(best[2]) / float64(chain)
+	for k, b := range [refs]int64{Caches: best[2], Ports: best[3]} {
+		if b > 0 {
+			g.Load[k] = float64(b) / float64(chain)
+		}
 	}
 	return g
-}
-
-// SpreadLoad is the time of a throughput-bound loop (mulSpread: four
-// independent multiplications and fourteen independent additions an
-// iteration) over that of the chain, for as many nominal cycles, on the
-// time-stamp counter, the best of three: a reference the suite compared
-// with the chase and does not use (tools/contention). 0 where there is
-// no chain.
-func SpreadLoad() float64 {
-	if !haveChain {
-		return 0
-	}
-	bc, bs := uint64(math.MaxUint64), uint64(math.MaxUint64)
-	for range 3 {
-		t := tsc()
-		mulChain(chainIters)
-		c := tsc()
-		mulSpread(spreadIters)
-		s := tsc()
-		bc, bs = min(bc, c-t), min(bs, s-c)
-	}
-	if bc == 0 {
-		return 0
-	}
-	return float64(bs) / float64(bc)
 }
 
 // A Chase is a random cyclic permutation of indexes: each step a
