@@ -13,7 +13,6 @@ import (
 
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/iface"
-	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
@@ -276,7 +275,7 @@ func benchAttachIface(b *testing.B) {
 			}
 			fmt.Fprintf(os.Stderr, "Attach on %s: %s XDP, program %s returning %s, for %v\n", ifc, mode, v.prog, v.action, *flagDuration)
 			var s iface.Sample
-			measure.Once(b, func() {
+			clocks().Once(b, func() {
 				var err error
 				s, err = iface.Measure(ifc, rs.RxCount(), *flagDuration, time.Second, os.Stderr)
 				if err != nil {
@@ -305,17 +304,17 @@ func ifaceRxBound(s iface.Sample) (bound bool, lostFrac float64) {
 func reportIface(b *testing.B, s iface.Sample) {
 	b.Helper()
 	p := s.Packets()
-	measure.Report(b, 0, "ns/op")
-	measure.Report(b, float64(p)/s.Duration.Seconds(), "pps")
+	clocks().Report(b, 0, "ns/op")
+	clocks().Report(b, float64(p)/s.Duration.Seconds(), "pps")
 	if p > 0 {
-		measure.Report(b, s.NsPerPkt(), "ns/pkt")
+		clocks().Report(b, s.NsPerPkt(), "ns/pkt")
 	}
 	busy := s.Busy()
-	measure.Diag(b, busy, "rx-cpu-busy")
-	measure.Diag(b, float64(s.Missed), "lost-pkts")
+	clocks().Diag(b, busy, "rx-cpu-busy")
+	clocks().Diag(b, float64(s.Missed), "lost-pkts")
 	rxBound, lostFrac := ifaceRxBound(s)
-	measure.Diag(b, lostFrac, "lost-frac")
-	measure.Report(b, b2f(rxBound), "rx-bound")
+	clocks().Diag(b, lostFrac, "lost-frac")
+	clocks().Report(b, b2f(rxBound), "rx-bound")
 }
 
 func ifaceVerdict(s iface.Sample) string {

@@ -264,7 +264,7 @@ func BenchmarkCall(b *testing.B) {
 				row.Base = f.loop(b, "inline", 1)
 				row.Report = func(b *testing.B, r measure.Result) {
 					if r.HaveDelta {
-						measure.Report(b, r.Delta.Value/float64(v.hops), "ns/call")
+						clocks().Report(b, r.Delta.Value/float64(v.hops), "ns/call")
 					}
 				}
 			}

@@ -182,7 +182,7 @@ func BenchmarkDispatcher(b *testing.B) {
 					return
 				}
 				if rankErr == nil {
-					measure.Report(b, float64(rank), "dispatcher-rank")
+					clocks().Report(b, float64(rank), "dispatcher-rank")
 				} else {
 					b.Logf("dispatcher-rank: %v", rankErr)
 				}

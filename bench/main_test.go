@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,7 +174,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "bpfbench:", err)
 			return 1
 		}
-		for _, u := range measure.UnitLines() {
+		for _, u := range clocks().UnitLines() {
 			fmt.Println(u)
 		}
 		for _, l := range ls {
@@ -269,11 +270,15 @@ func benchOptions() measure.BenchOptions {
 		cpu = runtime.NumCPU() - 1
 	}
 	return measure.BenchOptions{CPU: cpu, CallTime: *flagCallTime, Interleave: *flagInterleave,
-		Resolution: *flagResol, MaxTime: *flagBudget, Contention: contention, Icount: icounting(), Emulated: probe.Emulated()}
+		Resolution: *flagResol, MaxTime: *flagBudget, Contention: contention, Clocks: clocks(), Emulated: probe.Emulated()}
 }
 
-// icounting says the guest's clocks count instructions.
-func icounting() bool { _, ok := probe.Icount(); return ok }
+// clocks says what the machine's clocks count, time or instructions
+// (probe.Icount), for the engine and the figures the families report.
+var clocks = sync.OnceValue(func() measure.Clocks {
+	shift, ok := probe.Icount()
+	return measure.Clocks{Icount: ok, Shift: shift}
+})
 
 // contention is the run's record of the measuring core's load, shared by
 // every family: a contended state can outlast a family.

@@ -376,7 +376,7 @@ func BenchmarkMitigations(b *testing.B) {
 			if err := w.check(); err != nil {
 				b.Fatal(err)
 			}
-			measure.Report(b, float64(n), "jited-bytes")
+			clocks().Report(b, float64(n), "jited-bytes")
 		}
 		rows = append(rows, row)
 	}

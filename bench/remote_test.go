@@ -37,7 +37,7 @@ func newRemoteRun(b *testing.B, needs string) *remoteRun {
 	remote := otherCPU(o.CPU)
 	if remote < 0 {
 		why := ""
-		if _, ok := probe.Icount(); ok {
+		if clocks().Icount {
 			why = " (an instruction-counting guest has one vCPU: with two, one's work lands in the other's counts)"
 		}
 		probe.Skipf(b, "%s needs two CPUs: %s runs on the one the generator does not use%s", b.Name(), needs, why)

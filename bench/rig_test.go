@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 )
@@ -95,27 +94,27 @@ func indent(s, prefix string) string {
 
 func reportAttach(b *testing.B, r rig.Receiver, res rig.TrafficResult) {
 	b.Helper()
-	measure.Report(b, 0, "ns/op") // one op is not one packet: ns/pkt is the figure
-	measure.Report(b, res.PPS, "capacity-pps")
-	measure.Report(b, res.Ns, "ns/pkt")
+	clocks().Report(b, 0, "ns/op") // one op is not one packet: ns/pkt is the figure
+	clocks().Report(b, res.PPS, "capacity-pps")
+	clocks().Report(b, res.Ns, "ns/pkt")
 	if res.HaveGen {
-		measure.Diag(b, res.GenNs, "gen-ns/pkt")
+		clocks().Diag(b, res.GenNs, "gen-ns/pkt")
 	}
 	if !r.GeneratorOnly() && res.HaveGen {
-		measure.Report(b, res.RxNs, "rx-ns/pkt")
+		clocks().Report(b, res.RxNs, "rx-ns/pkt")
 		if res.Rounds > 1 {
-			measure.Report(b, res.RxCI95, "rx-ci95-ns")
+			clocks().Report(b, res.RxCI95, "rx-ci95-ns")
 		}
-		measure.Report(b, b2f(res.RxBound), "rx-bound")
+		clocks().Report(b, b2f(res.RxBound), "rx-bound")
 	}
 	if res.HaveDelta {
-		measure.Report(b, res.Delta, "delta-ns/pkt")
+		clocks().Report(b, res.Delta, "delta-ns/pkt")
 		if res.Rounds > 1 {
-			measure.Report(b, res.DeltaCI95, "delta-ci95-ns")
+			clocks().Report(b, res.DeltaCI95, "delta-ci95-ns")
 		}
 	}
-	measure.Diag(b, float64(res.Lost), "lost-pkts")
-	measure.Diag(b, res.LostFrac, "lost-frac")
+	clocks().Diag(b, float64(res.Lost), "lost-pkts")
+	clocks().Diag(b, res.LostFrac, "lost-frac")
 	res.Load.Report(b)
 }
 

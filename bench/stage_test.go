@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"bpfbench/bpf/measure"
 	"bpfbench/bpf/rig"
 )
 
@@ -149,12 +148,12 @@ func (s *stage) verdict(what string, cpu int, lostFrac, senderNs float64, where 
 // remote-cpu-wait shows, run by run, whether other tasks held its CPU.
 func (s *stage) report(b *testing.B, lostFrac, senderNs float64) {
 	b.Helper()
-	measure.Report(b, s.nsPerPkt(), "remote-ns/pkt")
-	measure.Diag(b, s.busyFrac(), "remote-cpu-busy")
-	measure.Diag(b, s.waitFrac(), "remote-cpu-wait")
-	measure.Diag(b, b2f(s.bound(lostFrac, senderNs)), "remote-bound")
+	clocks().Report(b, s.nsPerPkt(), "remote-ns/pkt")
+	clocks().Diag(b, s.busyFrac(), "remote-cpu-busy")
+	clocks().Diag(b, s.waitFrac(), "remote-cpu-wait")
+	clocks().Diag(b, b2f(s.bound(lostFrac, senderNs)), "remote-bound")
 	if s.bound(lostFrac, senderNs) {
-		measure.Diag(b, 1e9/s.nsPerPkt(), "remote-pps")
+		clocks().Diag(b, 1e9/s.nsPerPkt(), "remote-pps")
 	}
 }
 

@@ -318,7 +318,7 @@ func (f *trampolineFamily) chainRow(tb testing.TB, attach string, n int) measure
 func perTrampProg(n int) func(b *testing.B, r measure.Result) {
 	return func(b *testing.B, r measure.Result) {
 		if r.HaveDelta {
-			measure.Report(b, r.Delta.Value/float64(n), "delta-ns/prog")
+			clocks().Report(b, r.Delta.Value/float64(n), "delta-ns/prog")
 		}
 	}
 }

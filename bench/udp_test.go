@@ -13,7 +13,6 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
@@ -167,7 +166,7 @@ func (v udpVariant) socket(b *testing.B, run *remoteRun, snmp *snmpFile) remoteP
 				// row's figures, said to be the sender's limit.
 				msg = "NOT SATURATED in this run (it was in the first): remote-bound 0, the rate is the sender's; "
 			}
-			measure.Report(b, callsPerSec, "calls/s")
+			clocks().Report(b, callsPerSec, "calls/s")
 			msg += verdict + "; " + figures
 			if other := int64(res.Lost) - int64(drops); float64(other) > rig.MaxLostFrac*float64(res.Total.Gen) {
 				msg += fmt.Sprintf("\n  %d frames were lost before the socket", other)

@@ -83,8 +83,8 @@ func withLayouts[T any](loads []T, loop func(T) *measure.Loop) *measure.Loop {
 // of dependent additions) and nothing is checked.
 func (f *xdpFamily) calibrate(b *testing.B, r measure.Result) {
 	b.Helper()
-	shift, ok := probe.Icount()
-	if !ok || r.Again {
+	c := clocks()
+	if !c.Icount || r.Again {
 		return
 	}
 	add, err := bpf.JitedInstructions(f.objs.Add64)
@@ -92,7 +92,7 @@ func (f *xdpFamily) calibrate(b *testing.B, r measure.Result) {
 	drop, err := bpf.JitedInstructions(f.objs.Drop)
 	probe.Require(b, err, "count drop's JIT'ed instructions")
 	want := float64(add - drop)
-	got := r.Delta.Value / math.Exp2(float64(shift))
+	got := r.Delta.Value / math.Exp2(float64(c.Shift))
 	if !r.HaveDelta || math.Abs(got-want) > 0.5 {
 		b.Errorf("calibration: add64 - drop counted %.2f instructions, the JIT images differ by %.0f: the clocks do not count instructions", got, want)
 		return

@@ -30,11 +30,13 @@ type BenchOptions struct {
 	// Contention, when set, is the run's record of the core's load: calls
 	// made while it was contended are left out of the figures.
 	Contention *gauge.Contention
-	// Icount says the guest's clocks count instructions (probe.Icount):
-	// sizing then caps the floor of repetitions (icountMinCalls).
+	// Clocks says what the clocks count (probe.Icount): where they count
+	// instructions, sizing caps the floor of repetitions
+	// (icountMinCalls) and figures are reported as counts.
+	Clocks Clocks
 	// Emulated says the CPU is emulated (probe.Emulated): a sample whose
 	// clocks disagree is kept, not measured again.
-	Icount, Emulated bool
+	Emulated bool
 }
 
 // Budget is how long a sub-benchmark measures: -benchtime, extended as
@@ -49,7 +51,7 @@ func (o BenchOptions) Budget() Budget {
 // b.N: the setup before it (attaching 48 fillers, building a rig) is done
 // once, and measure's own budget (BenchTime) decides how long it measures.
 // It must be the benchmark's only use of b.N or b.Loop.
-func Once(b *testing.B, measure func()) {
+func (c Clocks) Once(b *testing.B, measure func()) {
 	b.Helper()
 	done := false
 	for b.Loop() {
@@ -58,7 +60,7 @@ func Once(b *testing.B, measure func()) {
 			done = true
 		}
 	}
-	if _, ok := probe.Icount(); ok {
+	if c.Icount {
 		// Go's own ns/op is the virtual time of the whole benchmark:
 		// instructions, of setup included, not a cost of anything.
 		b.ReportMetric(0, "ns/op")
@@ -69,13 +71,13 @@ func Once(b *testing.B, measure func()) {
 // and returns its error, after reporting steal-frac: the share of cpu's
 // time its vCPU was stolen by the host meanwhile (/proc/stat; none when no
 // tick passed).
-func OncePinned(b *testing.B, cpu int, measure func() error) error {
+func (c Clocks) OncePinned(b *testing.B, cpu int, measure func() error) error {
 	b.Helper()
 	steal := sched.StartSteal(cpu)
 	var err error
-	Once(b, func() { err = sched.Pinned(cpu, measure) })
+	c.Once(b, func() { err = sched.Pinned(cpu, measure) })
 	if f, ok := steal.Frac(); ok {
-		Diag(b, f, "steal-frac")
+		c.Diag(b, f, "steal-frac")
 	}
 	return err
 }
@@ -119,7 +121,7 @@ type Result struct {
 // baseline, delta-ns/op (the median paired difference v-base), its 95%
 // half-width delta-ci95-ns and delta-rel (the difference as a fraction of
 // base); and it logs what they leave out unless r.Again.
-func reportLoop(b *testing.B, v *Loop, r Result) {
+func reportLoop(b *testing.B, c Clocks, v *Loop, r Result) {
 	b.Helper()
 	// A loop that repeats inside the program (Loop.Iterations) is not
 	// timed by the kernel: there is no kernel average to compare with.
@@ -138,17 +140,17 @@ func reportLoop(b *testing.B, v *Loop, r Result) {
 	if r.Remeasured > 0 && !r.Again {
 		b.Logf("%d measurements of %d calls were taken again (EINTR, or the clocks disagreed)", r.Remeasured, r.Rounds)
 	}
-	Report(b, r.Ns, "ns/op")
+	c.Report(b, r.Ns, "ns/op")
 	if !v.KernelClock {
 		// A time in whole kernel ns has no cycles to speak of.
-		ReportCycles(b, r.Cycles, r.GHz, "cycles/op")
+		c.ReportCycles(b, r.Cycles, r.GHz, "cycles/op")
 	}
 	if kernelTimed {
-		Diag(b, r.KernelNs, "kernel-ns/op")
-		Diag(b, float64(r.Disagreed)/float64(max(r.Rounds, 1)), "clock-disagree")
+		c.Diag(b, r.KernelNs, "kernel-ns/op")
+		c.Diag(b, float64(r.Disagreed)/float64(max(r.Rounds, 1)), "clock-disagree")
 	}
-	Diag(b, r.CallUs, "call-us")
-	Diag(b, float64(r.Remeasured), "remeasured")
+	c.Diag(b, r.CallUs, "call-us")
+	c.Diag(b, float64(r.Remeasured), "remeasured")
 	if r.Again {
 		r.Load.Metric(b)
 	} else {
@@ -157,10 +159,10 @@ func reportLoop(b *testing.B, v *Loop, r Result) {
 	// A delta between two loops timed by the kernel's whole-ns average
 	// (KernelClock) is a truncation artifact, not a difference: none.
 	if r.HaveDelta && !v.KernelClock {
-		Report(b, r.Delta.Value, "delta-ns/op")
-		Diag(b, r.Rel.Value, "delta-rel")
+		c.Report(b, r.Delta.Value, "delta-ns/op")
+		c.Diag(b, r.Rel.Value, "delta-rel")
 		if h := r.Delta.Half(); !math.IsInf(h, 0) {
-			Report(b, h, "delta-ci95-ns")
+			c.Report(b, h, "delta-ci95-ns")
 		}
 	}
 }

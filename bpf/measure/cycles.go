@@ -50,11 +50,11 @@ func (r *Rounds) cycleNs(s int) []float64 {
 // ReportCycles reports a cost in cycles (unit) and the clock rate it was
 // measured at (core-ghz, a diagnostic), where both were measured (not on
 // an emulated CPU, whose cycles are nobody's: BenchOptions.callSizing).
-func ReportCycles(b *testing.B, cycles, ghz float64, unit string) {
+func (c Clocks) ReportCycles(b *testing.B, cycles, ghz float64, unit string) {
 	b.Helper()
 	if math.IsNaN(cycles) || math.IsNaN(ghz) {
 		return
 	}
 	b.ReportMetric(cycles, unit)
-	Diag(b, ghz, "core-ghz")
+	c.Diag(b, ghz, "core-ghz")
 }

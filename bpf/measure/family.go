@@ -111,9 +111,9 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			probe.Require(b, m.err, "measure test_run loop")
 			m.res.Again, m.shown = m.shown, true
 			if f, ok := m.steal.frac(); ok {
-				Diag(b, f, "steal-frac")
+				o.Clocks.Diag(b, f, "steal-frac")
 			}
-			reportLoop(b, m.row.V, m.res)
+			reportLoop(b, o.Clocks, m.row.V, m.res)
 			if m.row.Report != nil {
 				m.row.Report(b, m.res)
 			}

@@ -27,7 +27,7 @@ func (o BenchOptions) callSizing(u Units) sizing {
 	if !o.Emulated {
 		sz.Cycles, sz.Contention = true, o.Contention
 	}
-	if o.Icount {
+	if o.Clocks.Icount {
 		sz.MinTime = icountMinCalls * o.CallTime
 	}
 	return sz
@@ -42,7 +42,7 @@ func (o BenchOptions) callSizing(u Units) sizing {
 func Streams(b *testing.B, o BenchOptions, u Units, reset func(), streams ...Stream) (*Rounds, Load, error) {
 	b.Helper()
 	var r *Rounds
-	err := OncePinned(b, o.CPU, func() error {
+	err := o.Clocks.OncePinned(b, o.CPU, func() error {
 		var err error
 		r, err = run(o.Budget(), o.callSizing(u), func() {
 			b.ResetTimer()

@@ -9,17 +9,26 @@ import (
 	"bpfbench/bpf/units"
 )
 
+// Clocks says what the machine's clocks count: time, or in an
+// instruction-counting guest (QEMU's -icount) instructions, every clock
+// advancing 2^Shift ns per instruction. The benchmarks learn it once
+// (probe.Icount) and give it to the engine in BenchOptions: the engine
+// reads no global state.
+type Clocks struct {
+	Icount bool
+	Shift  int
+}
+
 // Report is b.ReportMetric in the units of what the clocks count. Where
-// they keep time it is b.ReportMetric. In an instruction-counting guest
-// (probe.Icount: every clock advances 2^shift ns per instruction) a time
-// is a number of instructions: the unit says so (ns/op becomes instrs/op,
-// delta-ns/prog delta-instrs/prog, call-us call-kinstrs) and the value is
-// divided by 2^shift; Go's own ns/op is suppressed, and rates (pps,
-// calls/s), which would be per virtual second, are not reported.
-func Report(b *testing.B, v float64, unit string) {
+// they keep time it is b.ReportMetric. Where they count instructions a
+// time is a number of instructions: the unit says so (ns/op becomes
+// instrs/op, delta-ns/prog delta-instrs/prog, call-us call-kinstrs) and
+// the value is divided by 2^Shift; Go's own ns/op is suppressed, and
+// rates (pps, calls/s), which would be per virtual second, are not
+// reported.
+func (c Clocks) Report(b *testing.B, v float64, unit string) {
 	b.Helper()
-	shift, ok := probe.Icount()
-	if !ok {
+	if !c.Icount {
 		b.ReportMetric(v, unit)
 		return
 	}
@@ -30,7 +39,7 @@ func Report(b *testing.B, v float64, unit string) {
 		}
 	}
 	if u, ok := units.Counted(unit); ok {
-		b.ReportMetric(v/math.Exp2(float64(shift)), u)
+		b.ReportMetric(v/math.Exp2(float64(c.Shift)), u)
 	}
 }
 
@@ -43,20 +52,20 @@ func Report(b *testing.B, v float64, unit string) {
 // instruction-counting guest they stay on the line (as Report writes it):
 // such files are compared as exact counts, and tools read the kernel's
 // count there to tell exact rows.
-func Diag(b *testing.B, v float64, unit string) {
+func (c Clocks) Diag(b *testing.B, v float64, unit string) {
 	b.Helper()
-	if _, ok := probe.Icount(); ok {
-		Report(b, v, unit)
+	if c.Icount {
+		c.Report(b, v, unit)
 		return
 	}
 	probe.Diagnose(b, v, unit)
 }
 
 // UnitLines is the benchfmt metadata of Units (`Unit <name> <key>=<value>`)
-// for the machine at hand: in an instruction-counting guest the units it
-// reports instead (see Report).
-func UnitLines() []string {
-	if _, ok := probe.Icount(); !ok {
+// for these clocks: where they count instructions, the units Report
+// reports instead.
+func (c Clocks) UnitLines() []string {
+	if !c.Icount {
 		return units.Lines
 	}
 	var out []string
