@@ -76,3 +76,11 @@ func TestChase(t *testing.T) {
 		t.Errorf("after %d steps at %d, %d indexes seen: want back at 0 with 1024", len(c.next), p, len(seen))
 	}
 }
+
+// BenchmarkRead is what one reading costs the measuring thread after
+// every call: the chains, the chase and the spread loop, three times each.
+func BenchmarkRead(b *testing.B) {
+	for b.Loop() {
+		Read()
+	}
+}
