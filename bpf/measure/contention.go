@@ -74,17 +74,18 @@ func (r *Rounds) leastContended(threshold gauge.Load) *Rounds {
 
 // only is r with only the calls keep of each stream.
 func (r *Rounds) only(keep []int) *Rounds {
+	n := r.Count()
 	u := &Rounds{Size: r.Size, Turn: r.Turn, Elapsed: r.Elapsed}
-	u.Ns, u.CycleNs, u.Load = pick(r.Ns, keep), pick(r.CycleNs, keep), pick(r.Load, keep)
+	u.Ns, u.CycleNs, u.Load = pick(r.Ns, keep, n), pick(r.CycleNs, keep, n), pick(r.Load, keep, n)
 	return u
 }
 
 // pick is each stream's calls keep of xs (none of a stream that has not
-// every call).
-func pick[T any](xs [][]T, keep []int) [][]T {
+// all n calls: cycle lengths where none were timed).
+func pick[T any](xs [][]T, keep []int, n int) [][]T {
 	out := make([][]T, len(xs))
 	for s, x := range xs {
-		if len(x) != len(xs[0]) {
+		if len(x) != n {
 			continue
 		}
 		for _, i := range keep {

@@ -31,8 +31,9 @@ func contendedRounds(n int, contended func(i int) bool) *Rounds {
 }
 
 // TestUncontended: the figures come from the calls made on a free core,
-// whichever reference saw the contention, pairs stay pairs, and a row that never had enough of them says so and
-// keeps its least contended tenth.
+// whichever reference saw the contention, pairs stay pairs, and a row
+// that never had enough of them says so and keeps its least contended
+// tenth.
 func TestUncontended(t *testing.T) {
 	th := gauge.Load{1.5, 1.5}
 	r := contendedRounds(100, func(i int) bool { return i%5 < 3 }) // 60% contended
