@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"bpfbench/bpf/measure/anatomy"
 	"bpfbench/bpf/measure/gauge"
 	"bpfbench/bpf/measure/robust"
 	"bpfbench/bpf/probe"
@@ -198,6 +199,8 @@ const icountMinCalls = 10
 // Measure learns besides the time: the kernel's averages and fixed
 // costs of the variant's calls, and the calls measured again.
 type recorder struct {
+	// name is the row's, for the anatomy's log.
+	name       string
 	base       *Loop
 	kns, call  []float64
 	remeasured int
@@ -205,8 +208,14 @@ type recorder struct {
 }
 
 func (c *recorder) stream(l *Loop, record bool) Stream {
+	role := "v"
+	if l == c.base {
+		role = "base"
+	}
 	return func(size uint32) (float64, error) {
+		anatomy.Stream(c.name, role)
 		s, err := l.Measure(size)
+		anatomy.Stream("", "")
 		if err != nil {
 			if l == c.base {
 				err = fmt.Errorf("baseline: %w", err)
@@ -229,8 +238,8 @@ func (c *recorder) stream(l *Loop, record bool) Stream {
 func (c *recorder) reset() { c.kns, c.call, c.remeasured, c.disagreed = nil, nil, 0, 0 }
 
 // newLoopRunner warms up and sizes the rounds of v, with base when set.
-func newLoopRunner(budget Budget, v, base *Loop, o BenchOptions) (*recorder, *runner, error) {
-	c := &recorder{base: base}
+func newLoopRunner(name string, budget Budget, v, base *Loop, o BenchOptions) (*recorder, *runner, error) {
+	c := &recorder{name: name, base: base}
 	for _, l := range []*Loop{v, base} {
 		if l == nil {
 			continue
@@ -259,6 +268,7 @@ func newLoopRunner(budget Budget, v, base *Loop, o BenchOptions) (*recorder, *ru
 		return nil, nil, err
 	}
 	c.reset()
+	anatomy.Measured(name)
 	return c, x, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"bpfbench/bpf/measure/anatomy"
 	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/sched"
@@ -64,7 +65,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 	if len(live) > 0 {
 		err := sched.Pinned(o.CPU, func() error {
 			for _, m := range live {
-				m.rec, m.x, m.err = newLoopRunner(o.Budget(), m.row.V, m.row.Base, o)
+				m.rec, m.x, m.err = newLoopRunner(b.Name()+"/"+m.row.Name, o.Budget(), m.row.V, m.row.Base, o)
 			}
 			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))
 			for {
@@ -81,6 +82,10 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 				for _, m := range pass {
 					m.err = m.steal.during(o.CPU, m.x.visit)
 				}
+			}
+			// After the rounds, outside every window.
+			if err := anatomy.Flush(); err != nil {
+				return err
 			}
 			th := o.Contention.Threshold()
 			for _, m := range live {

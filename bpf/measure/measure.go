@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"bpfbench/bpf/measure/anatomy"
 	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
@@ -188,13 +189,21 @@ func (l *Loop) call(repeat uint32) (callTime, error) {
 		if err := l.Iterations.Set(repeat); err != nil {
 			return t, fmt.Errorf("set iterations: %w", err)
 		}
+		anatomy.Window(l, repeat, anatomy.BPFLoop)
 		wall, start := time.Now(), sched.ThreadCPU()
+		anatomy.Open()
 		_, err := l.Prog.Run(&ebpf.RunOptions{})
+		anatomy.Close()
 		t.CPU, t.Wall = sched.ThreadCPU()-start, time.Since(wall).Nanoseconds()
 		return t, err
 	}
+	// The anatomy's window (package anatomy) holds the call and little
+	// else, the same in a long call and a short one.
+	anatomy.Window(l, repeat, anatomy.KernelLoop)
 	wall, start := time.Now(), sched.ThreadCPU()
+	anatomy.Open()
 	_, total, err := l.Prog.Benchmark(l.Data, int(repeat), func() { t.Restarted = true })
+	anatomy.Close()
 	t.CPU, t.Wall = sched.ThreadCPU()-start, time.Since(wall).Nanoseconds()
 	if err != nil {
 		return callTime{}, err
