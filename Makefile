@@ -43,10 +43,18 @@ VMTIMEOUT ?= 60m
 VMCOUNT     = $(if $(and $(filter tcg,$(VMACCEL)),$(filter file,$(origin COUNT))),1,$(COUNT))
 VMBENCHTIME = $(if $(and $(filter tcg,$(VMACCEL)),$(filter file,$(origin BENCHTIME))),$(if $(ICOUNT),100ms,1x),$(BENCHTIME))
 VMRESULT  ?= results/$(RUNSTAMP)-qemu-$(VMVIRT)-$(VMREL)-$(LABEL).txt
+# ANATOMY=1 also counts, per op, what each row executes by kind (calls,
+# returns, thunks, kCFI checks, fences) with a QEMU plugin, into
+# $(VMRESULT:.txt=.anatomy) (docs/icount.md#anatomy). It implies ICOUNT=0.
+ANATOMY   ?=
+ICOUNT    := $(if $(ANATOMY),$(or $(ICOUNT),0),$(ICOUNT))
+ANATOMYSO  = .cache/anatomy/anatomy.so
+ANATOMYRAW = .cache/anatomy/$(notdir $(VMRESULT:.txt=))
 # Skipped in guests: it runs every benchmark again to prove the host's
 # interfaces unchanged, and a guest has none but lo; vmsmoke runs them.
 VMSKIP    ?= ^TestScenarioHostInterfaces$$
-VMGOTEST   = KERNEL=$(VMKERNEL) VMEXEC_ACCEL=$(VMACCEL) $(if $(ICOUNT),VMEXEC_ICOUNT=$(ICOUNT)) CGO_ENABLED=0 $(GO) test -exec $(CURDIR)/tools/vmexec \
+VMGOTEST   = KERNEL=$(VMKERNEL) VMEXEC_ACCEL=$(VMACCEL) $(if $(ICOUNT),VMEXEC_ICOUNT=$(ICOUNT)) \
+	$(if $(ANATOMY),VMEXEC_ANATOMY=$(abspath $(ANATOMYRAW)) VMEXEC_ANATOMY_PLUGIN=$(abspath $(ANATOMYSO))) CGO_ENABLED=0 $(GO) test -exec $(CURDIR)/tools/vmexec \
 	-ldflags '$(LDFLAGS)' -timeout $(VMTIMEOUT) -p 1
 
 .PHONY: help deps generate check-generate test bench aa smoke compare vmdeps kernels vmtest vmbench vmsmoke vmkernel
@@ -137,10 +145,18 @@ VMTESTPKGS ?= ./bench ./bpf ./bpf/host ./bpf/iface ./bpf/labels ./bpf/measure ./
 vmtest: vmkernel ## run the tests that ask the kernel in a guest: make vmtest KERNEL=6.1 [VMEXEC_CMDLINE=...] [VMTESTPKGS=...]
 	$(VMGOTEST) -count 1 $(if $(VMSKIP),-skip '$(VMSKIP)') $(VMTESTPKGS)
 
-vmbench: vmkernel ## run the benchmarks in a guest and save them, with skip reasons, under results/: make vmbench KERNEL=6.1 [ICOUNT=0] LABEL=...
+vmbench: vmkernel $(if $(ANATOMY),anatomy-plugin) ## run the benchmarks in a guest and save them, with skip reasons, under results/: make vmbench KERNEL=6.1 [ICOUNT=0] [ANATOMY=1] LABEL=...
 	@mkdir -p results
+	$(if $(ANATOMY),rm -rf $(ANATOMYRAW))
 	set -o pipefail; $(VMGOTEST) -run '^$$' -bench '$(BENCH)' -benchtime $(VMBENCHTIME) -count $(VMCOUNT) -v ./bench | tee $(VMRESULT)
 	@echo saved $(VMRESULT)
+	$(if $(ANATOMY),$(GO) run ./tools/anatomy -raw $(ANATOMYRAW) -o $(VMRESULT:.txt=.anatomy) $(VMRESULT))
+
+.PHONY: anatomy-plugin
+anatomy-plugin: $(ANATOMYSO) ## build the QEMU plugin that counts what a run executes (tools/anatomy/plugin)
+$(ANATOMYSO): tools/anatomy/plugin/anatomy.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $<
 
 vmsmoke: vmkernel ## run every benchmark once in a guest, with skip reasons, failing if any fails (what CI does per kernel)
 	$(VMGOTEST) -run '^$$' -bench '$(BENCH)' -benchtime 1x -count 1 -v ./bench
