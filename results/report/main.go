@@ -1,5 +1,7 @@
 // Command report turns results files into verdicts on the published
-// figures of docs/claims.md, and draws the curves the files have data for.
+// figures of docs/claims.md, and draws the curves the files have data for;
+// anatomy files (tools/anatomy) into verdicts on the claims' mechanisms
+// (results/mechanism).
 //
 //	go run ./results/report [-plots=false] results/<file>.txt [other.txt]
 //
@@ -45,6 +47,7 @@ import (
 
 	"bpfbench/results/benchfile"
 	"bpfbench/results/drift"
+	"bpfbench/results/mechanism"
 	"bpfbench/results/plots"
 	"bpfbench/results/verdict"
 )
@@ -111,8 +114,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		drift.Report(stdout, files[0], files[1], aa, units)
 		return 0
 	}
-	verdict.Report(stdout, files)
-	if !slices.ContainsFunc(files, (*benchfile.File).HasResults) {
+	// Anatomy files (make vmbench ANATOMY=1) are judged by mechanism,
+	// results files by their figures.
+	var anatomies []*benchfile.File
+	files = slices.DeleteFunc(files, func(f *benchfile.File) bool {
+		if mechanism.IsAnatomy(f) {
+			anatomies = append(anatomies, f)
+			return true
+		}
+		return false
+	})
+	if len(files) > 0 {
+		verdict.Report(stdout, files)
+	}
+	if len(anatomies) > 0 {
+		mechanism.Report(stdout, anatomies)
+	}
+	if !slices.ContainsFunc(files, (*benchfile.File).HasResults) && len(anatomies) == 0 {
 		fmt.Fprintf(stderr, "report: no results in %s: nothing to judge\n", strings.Join(fs.Args(), ", "))
 		return 1
 	}

@@ -1,0 +1,253 @@
+// Package mechanism judges the published claims by their mechanism, from
+// anatomy files (tools/anatomy, docs/icount.md#anatomy): whether a run
+// executes the thunk, the check or the unbalanced return that a claim is
+// about, as many times per repetition as docs/claims.md#mechanisms-what-the-anatomy-must-count
+// says it must. A count is in mechanism within Tolerance of the expected
+// whole number.
+package mechanism
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"bpfbench/results/benchfile"
+)
+
+// Tolerance is how far a count may lie from the expected one.
+const Tolerance = 0.05
+
+// A Rule is one expected count: of Unit on Row, in one file whose labels
+// match (Single), or as the difference of two files (Pair).
+type Rule struct {
+	IDs  string
+	Row  string
+	Unit string
+	// Single: a file with label Label equal to Value; Want is the count.
+	Label, Value string
+	// Pair: two files, A minus B (CFI: A's cfi is kcfi, B's off, one
+	// release; Kernels: A from 6.19 on, B before, both of one cfi and
+	// retpoline). WantA and WantB, when Kernels, are each file's own count.
+	Pair         pairing
+	Want         float64
+	WantA, WantB float64
+	// Beside, for a Kernels rule, are rows printed next to it without a
+	// verdict.
+	Beside []string
+	// Needs says what file the rule needs, for the report's "needs".
+	Needs string
+}
+
+type pairing int
+
+const (
+	Single pairing = iota
+	CFI
+	Kernels
+)
+
+// Rules are docs/claims.md's table of mechanisms.
+var Rules = []Rule{
+	{IDs: "1.1, 1.5", Row: "BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc", Unit: "delta-retpolines/op",
+		Label: "retpoline", Value: "on", Want: 1, Needs: "an anatomy of a boot with retpolines (make vmbench ANATOMY=1)"},
+	{IDs: "1.1, 1.5", Row: "BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp", Unit: "retpolines/op",
+		Label: "retpoline", Value: "on", Want: 0, Needs: "an anatomy of a boot with retpolines (make vmbench ANATOMY=1)"},
+	{IDs: "1.4, 1.5", Row: "BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc", Unit: "delta-retpolines/op",
+		Label: "retpoline", Value: "off", Want: 0, Needs: "an anatomy of a mitigations=off boot (make vmbench ANATOMY=1 VMEXEC_CMDLINE=mitigations=off)"},
+	{IDs: "1.4, 1.5", Row: "BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc", Unit: "delta-icalls/op",
+		Label: "retpoline", Value: "off", Want: 1, Needs: "an anatomy of a mitigations=off boot (make vmbench ANATOMY=1 VMEXEC_CMDLINE=mitigations=off)"},
+	{IDs: "2.1", Row: "BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc", Unit: "delta-kcfi-checks/op",
+		Pair: CFI, Want: 1, Needs: "anatomies of the kCFI pair (make kcfi-kernels; make vmbench KERNEL=6.12-kcfi ANATOMY=1, and 6.12-nocfi)"},
+	{IDs: "2.2", Row: "BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp", Unit: "kcfi-checks/op",
+		Pair: CFI, Want: 0, Needs: "anatomies of the kCFI pair"},
+	{IDs: "2.3", Row: "BenchmarkDispatcher/dispatcher=full/fill=native/prog=xdp", Unit: "delta-kcfi-checks/op",
+		Pair: CFI, Want: 0, Needs: "anatomies of the kCFI pair"},
+	{IDs: "6.1", Row: "BenchmarkTrampoline/target=helper/attach=fexit/progs=1", Unit: "delta-calls-rets/op",
+		Pair: Kernels, WantA: 0, WantB: 1, Beside: []string{"BenchmarkTrampoline/target=xdp/attach=fexit/progs=1"},
+		Needs: "anatomies of BenchmarkTrampoline on a kernel before 6.19 and one from 6.19 on"},
+	{IDs: "6.2", Row: "BenchmarkTrampoline/target=kfunc/attach=fmod_ret/progs=1", Unit: "delta-calls-rets/op",
+		Pair: Kernels, WantA: 0, WantB: 1,
+		Needs: "anatomies of BenchmarkTrampoline on a kernel before 6.19 and one from 6.19 on"},
+	{IDs: "6.3", Row: "BenchmarkTrampoline/target=helper/attach=fentry/progs=1", Unit: "delta-calls-rets/op",
+		Pair: Kernels, WantA: 0, WantB: 0, Beside: []string{"BenchmarkTrampoline/target=xdp/attach=fentry/progs=1"},
+		Needs: "anatomies of BenchmarkTrampoline on a kernel before 6.19 and one from 6.19 on"},
+}
+
+// IsAnatomy says a file is an anatomy file.
+func IsAnatomy(f *benchfile.File) bool { _, ok := f.Config["anatomy"]; return ok }
+
+// An Outcome is a rule's verdict.
+type Outcome struct {
+	Rule    Rule
+	Files   []*benchfile.File
+	Counted string
+	Verdict string
+}
+
+// Judge applies every rule to the anatomy files.
+func Judge(files []*benchfile.File) []Outcome {
+	var out []Outcome
+	for _, r := range Rules {
+		out = append(out, r.judge(files)...)
+	}
+	return out
+}
+
+func (r Rule) judge(files []*benchfile.File) []Outcome {
+	var out []Outcome
+	switch r.Pair {
+	case Single:
+		for _, f := range files {
+			if f.Label(r.Label) != r.Value {
+				continue
+			}
+			v, ok := value(f, r.Row, r.Unit)
+			if !ok {
+				continue
+			}
+			out = append(out, Outcome{Rule: r, Files: []*benchfile.File{f}, Counted: signed(v), Verdict: decide(v, r.Want)})
+		}
+	case CFI:
+		for _, a := range files {
+			if a.Label("cfi") != "kcfi" && a.Label("cfi") != "fineibt" {
+				continue
+			}
+			for _, b := range files {
+				if b.Label("cfi") != "off" || release(a) != release(b) {
+					continue
+				}
+				va, ok1 := value(a, r.Row, r.Unit)
+				vb, ok2 := value(b, r.Row, r.Unit)
+				if !ok1 || !ok2 {
+					continue
+				}
+				out = append(out, Outcome{Rule: r, Files: []*benchfile.File{a, b},
+					Counted: fmt.Sprintf("%s - %s = %s", signed(va), signed(vb), signed(va-vb)), Verdict: decide(va-vb, r.Want)})
+			}
+		}
+	case Kernels:
+		for _, a := range files {
+			if !newer(a, 6, 19) {
+				continue
+			}
+			for _, b := range files {
+				if newer(b, 6, 19) || b.Label("cfi") != a.Label("cfi") || b.Label("retpoline") != a.Label("retpoline") {
+					continue
+				}
+				va, ok1 := value(a, r.Row, r.Unit)
+				vb, ok2 := value(b, r.Row, r.Unit)
+				if !ok1 || !ok2 {
+					continue
+				}
+				v := "in mechanism"
+				if decide(va, r.WantA) != v || decide(vb, r.WantB) != v {
+					v = "not in mechanism"
+				}
+				counted := fmt.Sprintf("%s then %s", signed(vb), signed(va))
+				for _, row := range r.Beside {
+					xa, ok1 := value(a, row, r.Unit)
+					xb, ok2 := value(b, row, r.Unit)
+					if ok1 && ok2 {
+						counted += fmt.Sprintf("; %s: %s then %s", short(row), signed(xb), signed(xa))
+					}
+				}
+				out = append(out, Outcome{Rule: r, Files: []*benchfile.File{a, b}, Counted: counted, Verdict: v})
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, Outcome{Rule: r, Verdict: "needs " + r.Needs})
+	}
+	return out
+}
+
+func decide(v, want float64) string {
+	if math.Abs(v-want) <= Tolerance {
+		return "in mechanism"
+	}
+	return "not in mechanism"
+}
+
+func value(f *benchfile.File, row, unit string) (float64, bool) {
+	runs := f.Runs[row]
+	if len(runs) == 0 {
+		return 0, false
+	}
+	v, ok := runs[0].Values[unit]
+	return v, ok
+}
+
+func signed(v float64) string {
+	if math.Abs(v) < 0.005 {
+		return "0.00"
+	}
+	return fmt.Sprintf("%+.2f", v)
+}
+
+func short(row string) string { return strings.TrimPrefix(row, "Benchmark") }
+
+var releaseRe = regexp.MustCompile(`^(\d+)\.(\d+)(\.\d+)?`)
+
+// release is a file's kernel release, x.y.z.
+func release(f *benchfile.File) string { return releaseRe.FindString(f.Label("kernel")) }
+
+// newer says the file's kernel is major.minor or later.
+func newer(f *benchfile.File, major, minor int) bool {
+	m := releaseRe.FindStringSubmatch(f.Label("kernel"))
+	if m == nil {
+		return false
+	}
+	x, _ := strconv.Atoi(m[1])
+	y, _ := strconv.Atoi(m[2])
+	return x > major || (x == major && y >= minor)
+}
+
+// Report prints the mechanism verdicts, naming the files by their
+// position in all (A, B, ...).
+func Report(w io.Writer, all []*benchfile.File) {
+	var files []*benchfile.File
+	for _, f := range all {
+		if IsAnatomy(f) {
+			files = append(files, f)
+		}
+	}
+	fmt.Fprintf(w, "\nMechanisms (anatomy files: counts per repetition; docs/claims.md#mechanisms-what-the-anatomy-must-count):\n")
+	for i, f := range files {
+		fmt.Fprintf(w, "  [%c] %s (kernel %s, retpoline %s, cfi %s)\n", 'a'+i, f.Path, f.Label("kernel"), f.Label("retpoline"), f.Label("cfi"))
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(w, "  no anatomy file given (make vmbench ANATOMY=1 writes one beside its results)\n")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "claim\trow (count)\texpected\tcounted\tverdict\n")
+	for _, o := range Judge(files) {
+		var tags []string
+		for _, f := range o.Files {
+			for i, g := range files {
+				if f == g {
+					tags = append(tags, fmt.Sprintf("%c", 'a'+i))
+				}
+			}
+		}
+		tag := ""
+		if len(tags) > 0 {
+			tag = " [" + strings.Join(tags, "-") + "]"
+		}
+		fmt.Fprintf(tw, "%s%s\t%s (%s)\t%s\t%s\t%s\n", o.Rule.IDs, tag, short(o.Rule.Row), o.Rule.Unit, o.Rule.expected(), o.Counted, o.Verdict)
+	}
+	tw.Flush()
+}
+
+func (r Rule) expected() string {
+	switch r.Pair {
+	case CFI:
+		return "kcfi - off = " + signed(r.Want)
+	case Kernels:
+		return fmt.Sprintf("%s then %s", signed(r.WantB), signed(r.WantA))
+	}
+	return fmt.Sprintf("%s (%s: %s)", signed(r.Want), r.Label, r.Value)
+}

@@ -1,0 +1,78 @@
+package mechanism
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"bpfbench/results/benchfile"
+)
+
+func file(t *testing.T, name, text string) *benchfile.File {
+	t.Helper()
+	f, err := benchfile.Parse(name, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+const tc = "BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc"
+const k0 = "BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp"
+
+func TestRetpolineOn(t *testing.T) {
+	f := file(t, "a.anatomy", "anatomy: qemu-tcg-plugin\nkernel: 7.3.4\nretpoline: on\ncfi: off\n"+
+		tc+" 1 93.1 instrs/op 1 delta-retpolines/op 0 delta-icalls/op\n"+
+		k0+" 1 95.1 instrs/op 0 retpolines/op\n")
+	got := map[string]string{}
+	for _, o := range Judge([]*benchfile.File{f}) {
+		got[o.Rule.IDs+" "+o.Rule.Row+" "+o.Rule.Unit] = o.Verdict
+	}
+	for k, want := range map[string]string{
+		"1.1, 1.5 " + tc + " delta-retpolines/op": "in mechanism",
+		"1.1, 1.5 " + k0 + " retpolines/op":       "in mechanism",
+		"1.4, 1.5 " + tc + " delta-icalls/op":     "needs an anatomy of a mitigations=off boot",
+		"2.1 " + tc + " delta-kcfi-checks/op":     "needs anatomies of the kCFI pair",
+	} {
+		if !strings.HasPrefix(got[k], want) {
+			t.Errorf("%s: %q, want %q", k, got[k], want)
+		}
+	}
+}
+
+func TestRetpolineMissing(t *testing.T) {
+	// A boot said to have retpolines whose indirect call enters none.
+	f := file(t, "a.anatomy", "anatomy: qemu-tcg-plugin\nretpoline: on\n"+tc+" 1 93.1 instrs/op 0 delta-retpolines/op\n")
+	for _, o := range Judge([]*benchfile.File{f}) {
+		if o.Rule.Row == tc && o.Rule.Unit == "delta-retpolines/op" && o.Rule.Value == "on" && o.Verdict != "not in mechanism" {
+			t.Errorf("verdict %q, want not in mechanism", o.Verdict)
+		}
+	}
+}
+
+func TestPairs(t *testing.T) {
+	kcfi := file(t, "k.anatomy", "anatomy: qemu-tcg-plugin\nkernel: 6.12.118-bpfbench-kcfi\ncfi: kcfi\nretpoline: on\n"+
+		tc+" 1 96 instrs/op 1 delta-kcfi-checks/op\n"+k0+" 1 100 instrs/op 0 kcfi-checks/op\n")
+	nocfi := file(t, "n.anatomy", "anatomy: qemu-tcg-plugin\nkernel: 6.12.118-bpfbench-nocfi\ncfi: off\nretpoline: on\n"+
+		tc+" 1 93 instrs/op 0 delta-kcfi-checks/op\n"+k0+" 1 100 instrs/op 0 kcfi-checks/op\n")
+	old := file(t, "o.anatomy", "anatomy: qemu-tcg-plugin\nkernel: 6.12.118+deb13-cloud-amd64\ncfi: off\nretpoline: on\n"+
+		"BenchmarkTrampoline/target=helper/attach=fexit/progs=1 1 200 instrs/op 1 delta-calls-rets/op\n")
+	newer := file(t, "n.anatomy", "anatomy: qemu-tcg-plugin\nkernel: 7.3.4+deb13-cloud-amd64\ncfi: off\nretpoline: on\n"+
+		"BenchmarkTrampoline/target=helper/attach=fexit/progs=1 1 180 instrs/op 1 delta-calls-rets/op\n")
+	var out bytes.Buffer
+	Report(&out, []*benchfile.File{kcfi, nocfi, old, newer})
+	got := map[string]string{}
+	for _, o := range Judge([]*benchfile.File{kcfi, nocfi, old, newer}) {
+		got[o.Rule.IDs] = o.Verdict + " " + o.Counted
+	}
+	for id, want := range map[string]string{
+		"2.1": "in mechanism +1.00 - 0.00 = +1.00",
+		"2.2": "in mechanism 0.00 - 0.00 = 0.00",
+		// 7.3 still unbalanced: jmp mode absent.
+		"6.1": "not in mechanism +1.00 then +1.00",
+	} {
+		if got[id] != want {
+			t.Errorf("%s: %q, want %q\n%s", id, got[id], want, out.String())
+		}
+	}
+}
