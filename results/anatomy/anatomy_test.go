@@ -35,9 +35,9 @@ func run(t *testing.T, noise map[int]int) string {
 	var log, plugin strings.Builder
 	log.WriteString(kallsymsLines(t))
 	log.WriteString("P\nF ffffffffc0000000 16 bpf_prog_0123456789abcdef_drop\n")
-	plugin.WriteString("B 0 ffffffff81000000 2 e800000000c3\n")
+	plugin.WriteString("B 0 ffffffff81000000 2 e800000000.c3\n")
 	plugin.WriteString("B 1 ffffffff81001000 1 c3\n")
-	plugin.WriteString("B 2 ffffffffc0000000 5 9090909090\n")
+	plugin.WriteString("B 2 ffffffffc0000000 5 90.90.90.90.90\n")
 	seq := 0
 	window := func(row, stream string, repeat, loops, thunks int) {
 		fmt.Fprintf(&log, "W %s %s %d kernel\n", row, stream, repeat)
@@ -145,7 +145,7 @@ func TestChecksControls(t *testing.T) {
 	aa.V[Instrs], aa.Base[Instrs] = 95.1, 95.1
 	add := Row{Name: "BenchmarkXDP/prog=add64/size=64", Timing: "kernel", HaveBase: true}
 	add.V[Instrs], add.Base[Instrs], add.Delta[Instrs] = 159.1, 95.1, 64
-	if bad := Checks([]Row{aa, add}, res); len(bad) != 0 {
+	if bad, _ := Checks([]Row{aa, add}, res); len(bad) != 0 {
 		t.Errorf("controls that hold: %v", bad)
 	}
 	// An A/A control with a call its baseline lacks, a calibration one
@@ -153,11 +153,24 @@ func TestChecksControls(t *testing.T) {
 	aa.Delta[Calls] = 1
 	add.Delta[Instrs] = 63
 	add.V[Instrs] = 170
-	bad := Checks([]Row{aa, add}, res)
+	bad, _ := Checks([]Row{aa, add}, res)
 	for _, want := range []string{"prog=aa/size=64: +1.000 calls/op", "prog=add64/size=64: +63.00 instructions", "170.00 instructions per op, the row's instrs/op is 159.40"} {
 		if !strings.Contains(strings.Join(bad, "\n"), want) {
 			t.Errorf("Checks = %q, want one saying %q", bad, want)
 		}
+	}
+}
+
+func TestChecksBPFLoopRows(t *testing.T) {
+	res, err := benchfile.Parse("r.txt", []byte("BenchmarkT/target=helper 1 13.06 instrs/op\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Row{Name: "BenchmarkT/target=helper", Timing: "bpf_loop"}
+	r.V[Instrs] = 26
+	bad, notes := Checks([]Row{r}, res)
+	if len(bad) != 0 || len(notes) != 1 {
+		t.Errorf("a bpf_loop row off its instrs/op: failures %q, notes %q; want one note", bad, notes)
 	}
 }
 

@@ -95,6 +95,11 @@ type fnCount struct {
 
 var endbr64 = []byte{0xf3, 0x0f, 0x1e, 0xfa}
 
+// unknownToDecoder are instructions x86asm does not know, none of which
+// is of a kind counted: CLAC, STAC, RDPKRU, WRPKRU, SERIALIZE
+// (0f 01 ca/cb/ee/ef/e8).
+var unknownToDecoder = map[byte]Kind{0xca: Instrs, 0xcb: Instrs, 0xee: Instrs, 0xef: Instrs, 0xe8: Serialising}
+
 // profileOf decodes a block and classifies its instructions; the thunk
 // a block starts at counts an entry.
 func profileOf(b *Block) profile {
@@ -103,7 +108,7 @@ func profileOf(b *Block) profile {
 	if syms == nil {
 		syms = newSymbols(nil)
 	}
-	if b.NInsns > 0 {
+	if len(b.Insns) > 0 {
 		for _, s := range syms.allAt(b.Vaddr) {
 			if k, ok := thunkKind(s.Name); ok {
 				p.counts[k]++
@@ -111,30 +116,49 @@ func profileOf(b *Block) profile {
 			}
 		}
 	}
-	code, addr := b.Bytes, b.Vaddr
-	for i := 0; i < b.NInsns; i++ {
+	addr := b.Vaddr
+	for _, code := range b.Insns {
 		sym, _ := syms.At(addr)
 		p.addFn(sym.Name, 1)
 		p.counts[Instrs]++
-		if bytes.HasPrefix(code, endbr64) {
+		addr += uint64(len(code))
+		switch {
+		case bytes.Equal(code, endbr64):
 			p.counts[Endbr]++
-			code, addr = code[4:], addr+4
+			continue
+		case len(code) == 3 && code[0] == 0x0f && code[1] == 0x01:
+			if k, ok := unknownToDecoder[code[2]]; ok {
+				if k != Instrs {
+					p.counts[k]++
+				}
+				continue
+			}
+		}
+		inst, ok := decode(code)
+		if !ok {
+			p.counts[Undecoded]++
 			continue
 		}
-		inst, err := x86asm.Decode(code, 64)
-		if err != nil || inst.Len == 0 || inst.Op == 0 {
-			// The rest of the block cannot be placed: count its
-			// instructions where the block is.
-			rest := float64(b.NInsns - i)
-			p.counts[Undecoded] += rest
-			p.counts[Instrs] += rest - 1
-			p.addFn(sym.Name, rest-1)
-			break
-		}
 		classify(&p.counts, inst)
-		code, addr = code[inst.Len:], addr+uint64(inst.Len)
 	}
 	return p
+}
+
+// decode decodes one instruction. QEMU 7.2 gives an instruction that
+// crosses into the next page only its first page's bytes: where the
+// plugin could not pad them (a block's last instruction), they decode
+// padded with zeros, which complete its operands and leave its opcode.
+func decode(code []byte) (x86asm.Inst, bool) {
+	inst, err := x86asm.Decode(code, 64)
+	if err == nil && inst.Op != 0 && inst.Len == len(code) {
+		return inst, true
+	}
+	padded := append(code[:len(code):len(code)], make([]byte, 15)...)
+	inst, err = x86asm.Decode(padded, 64)
+	if err == nil && inst.Op != 0 && inst.Len > len(code) {
+		return inst, true
+	}
+	return inst, false
 }
 
 func (p *profile) addFn(name string, n float64) {

@@ -4,17 +4,10 @@ import (
 	"testing"
 )
 
-// code joins instruction encodings into one block.
-func code(insns ...[]byte) ([]byte, int) {
-	var b []byte
-	for _, i := range insns {
-		b = append(b, i...)
-	}
-	return b, len(insns)
-}
+func code(insns ...[]byte) [][]byte { return insns }
 
 func TestProfileClassifies(t *testing.T) {
-	bytes, n := code(
+	insns := code(
 		[]byte{0xf3, 0x0f, 0x1e, 0xfa},                                     // endbr64
 		[]byte{0xe8, 0x00, 0x00, 0x00, 0x00},                               // call rel32
 		[]byte{0xff, 0xd0},                                                 // call *%rax
@@ -26,11 +19,12 @@ func TestProfileClassifies(t *testing.T) {
 		[]byte{0x0f, 0xa2},                                                 // cpuid
 		[]byte{0xff, 0xe0},                                                 // jmp *%rax
 		[]byte{0xc3},                                                       // ret
+		[]byte{0x0f, 0x01, 0xca},                                           // clac
 	)
-	b := &Block{Vaddr: 0x1000, NInsns: n, Bytes: bytes, Syms: newSymbols([]Symbol{{Addr: 0x1000, Name: "f"}})}
+	b := &Block{Vaddr: 0x1000, Insns: insns, Syms: newSymbols([]Symbol{{Addr: 0x1000, Name: "f"}})}
 	p := profileOf(b)
 	want := map[Kind]float64{
-		Instrs: 11, Calls: 1, IndirectCalls: 1, IndirectJumps: 1, Rets: 1, Lfences: 1, Serialising: 1,
+		Instrs: 12, Calls: 1, IndirectCalls: 1, IndirectJumps: 1, Rets: 1, Lfences: 1, Serialising: 1,
 		KCFIChecks: 1, FineIBT: 1, Endbr: 1, DepthAccounting: 1,
 	}
 	for k := Kind(0); k < nKinds; k++ {
@@ -38,8 +32,8 @@ func TestProfileClassifies(t *testing.T) {
 			t.Errorf("%s = %v, want %v", k.Unit(), p.counts[k], want[k])
 		}
 	}
-	if len(p.fns) != 1 || p.fns[0] != (fnCount{"f", 11}) {
-		t.Errorf("functions = %v, want f with 11", p.fns)
+	if len(p.fns) != 1 || p.fns[0] != (fnCount{"f", 12}) {
+		t.Errorf("functions = %v, want f with 12", p.fns)
 	}
 }
 
@@ -51,19 +45,19 @@ func TestProfileCountsThunkEntries(t *testing.T) {
 		{Addr: 0x300, Name: "__x86_indirect_its_thunk_rax"},
 		{Addr: 0x400, Name: "memcpy"},
 	})
-	ret := []byte{0xc3}
+	ret := [][]byte{{0xc3}}
 	for _, c := range []struct {
 		addr uint64
 		kind Kind
 	}{{0x100, Retpolines}, {0x200, ReturnThunks}, {0x300, ITSThunks}} {
-		p := profileOf(&Block{Vaddr: c.addr, NInsns: 1, Bytes: ret, Syms: syms})
+		p := profileOf(&Block{Vaddr: c.addr, Insns: ret, Syms: syms})
 		if p.counts[c.kind] != 1 {
 			t.Errorf("block at %#x: %s = %v, want 1", c.addr, c.kind.Unit(), p.counts[c.kind])
 		}
 	}
 	// A block inside a thunk, or at a function that is none, enters none.
 	for _, addr := range []uint64{0x101, 0x400} {
-		p := profileOf(&Block{Vaddr: addr, NInsns: 1, Bytes: ret, Syms: syms})
+		p := profileOf(&Block{Vaddr: addr, Insns: ret, Syms: syms})
 		if p.counts[Retpolines]+p.counts[ReturnThunks]+p.counts[ITSThunks] != 0 {
 			t.Errorf("block at %#x counts a thunk entry", addr)
 		}
@@ -71,11 +65,12 @@ func TestProfileCountsThunkEntries(t *testing.T) {
 }
 
 func TestProfileUndecodable(t *testing.T) {
-	// A call cut short cannot be decoded: the block's rest is counted
-	// where it is.
-	p := profileOf(&Block{Vaddr: 0, NInsns: 3, Bytes: []byte{0x90, 0xe8, 0x00}})
-	if p.counts[Instrs] != 3 || p.counts[Undecoded] != 2 {
-		t.Errorf("instrs %v undecoded %v, want 3 and 2", p.counts[Instrs], p.counts[Undecoded])
+	// A call QEMU cut short at a page's end still counts as a call; an
+	// instruction the decoder cannot read (a 3-byte VEX map) counts as
+	// undecoded, and those after it as what they are.
+	p := profileOf(&Block{Vaddr: 0, Insns: [][]byte{{0x90}, {0xe8, 0x00}, {0xc4, 0xe3, 0x7b, 0xf0, 0xc0, 0x05}, {0xc3}}})
+	if p.counts[Instrs] != 4 || p.counts[Calls] != 1 || p.counts[Rets] != 1 {
+		t.Errorf("instrs %v calls %v rets %v, want 4, 1, 1", p.counts[Instrs], p.counts[Calls], p.counts[Rets])
 	}
 }
 

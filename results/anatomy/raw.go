@@ -12,10 +12,10 @@ import (
 
 // A Block is one translation block as the plugin described it.
 type Block struct {
-	ID     uint64
-	Vaddr  uint64
-	NInsns int
-	Bytes  []byte
+	ID    uint64
+	Vaddr uint64
+	// Insns are its instructions' bytes, one slice each.
+	Insns [][]byte
 	// Syms is the symbol table in force when the block first ran in a
 	// window: BPF code is loaded and freed over a run, and its addresses
 	// are reused.
@@ -221,11 +221,21 @@ func (r *Raw) readPlugin(f io.Reader, g *guestLog) error {
 			id, err1 := strconv.ParseUint(fs[1], 10, 64)
 			va, err2 := strconv.ParseUint(fs[2], 16, 64)
 			n, err3 := strconv.Atoi(fs[3])
-			code, err4 := hex.DecodeString(fs[4])
-			if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+			if err1 != nil || err2 != nil || err3 != nil {
 				return bad()
 			}
-			blocks[id] = &Block{ID: id, Vaddr: va, NInsns: n, Bytes: code}
+			b := &Block{ID: id, Vaddr: va}
+			for h := range strings.SplitSeq(fs[4], ".") {
+				code, err := hex.DecodeString(h)
+				if err != nil {
+					return bad()
+				}
+				b.Insns = append(b.Insns, code)
+			}
+			if len(b.Insns) != n {
+				return bad()
+			}
+			blocks[id] = b
 		case "W":
 			if len(fs) != 4 {
 				return bad()

@@ -8,9 +8,9 @@
 //	go run ./tools/anatomy -table a.anatomy [b.anatomy]          # a table; two files: B-A
 //
 // Making an anatomy fails (exit 1, after writing the file) when a check
-// fails: a row's instructions per op disagree with its instrs/op in the
-// results file by more than 1%, an event kind on a row the kernel's loop
-// times is not a whole number per op, the A/A controls (BenchmarkXDP
+// fails: on a row the kernel's test_run loop times, the instructions per
+// op disagree with its instrs/op in the results file by more than 1%, or
+// an event kind is not a whole number per op; the A/A controls (BenchmarkXDP
 // prog=aa, BenchmarkDispatcher dispatcher=aa) differ from their baseline,
 // or the calibration (add64) is not 64 more plain instructions.
 package main
@@ -89,7 +89,10 @@ func build(raw, out, results string) error {
 		return err
 	}
 	fmt.Print(anatomy.Table(f, nil))
-	bad := anatomy.Checks(rows, res)
+	bad, notes := anatomy.Checks(rows, res)
+	for _, n := range notes {
+		fmt.Fprintf(os.Stderr, "anatomy: note: %s\n", n)
+	}
 	for _, b := range bad {
 		fmt.Fprintf(os.Stderr, "anatomy: FAIL %s\n", b)
 	}

@@ -12,7 +12,8 @@
  * host by tools/anatomy, with a real x86 decoder.
  *
  * Output, one record a line (out=FILE):
- *   B <id> <vaddr> <ninsns> <hex bytes>   a block, before its first use
+ *   B <id> <vaddr> <ninsns> <hex>.<hex>... a block, before its first use: each
+ *                                          instruction's bytes, '.' between
  *   W <seq> <nblocks> <other>              a window closed, having left out
  *                                          <other> instructions run on other
  *                                          stacks; nblocks lines follow:
@@ -71,6 +72,7 @@ static const uint8_t mark_part[7] = {0x0f, 0x1f, 0x80, 'b', 'p', 'f', 'T'};
 struct block {
 	uint64_t id, vaddr, count;
 	uint32_t ninsns, nbytes;
+	uint8_t *lens;
 	int described, excluded, gen;
 	uint8_t *bytes;
 };
@@ -216,8 +218,12 @@ static void on_close(unsigned int vcpu, void *udata)
 		b->described = 1;
 		fprintf(out, "B %llu %llx %u ", (unsigned long long)b->id, (unsigned long long)b->vaddr,
 			b->ninsns);
-		for (uint32_t j = 0; j < b->nbytes; j++)
-			fprintf(out, "%02x", b->bytes[j]);
+		for (uint32_t j = 0, k = 0; k < b->ninsns; k++) {
+			if (k > 0)
+				fputc('.', out);
+			for (uint32_t e = j + b->lens[k]; j < e; j++)
+				fprintf(out, "%02x", b->bytes[j]);
+		}
 		fputc('\n', out);
 	}
 	if (windows == 0)
@@ -238,10 +244,18 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	(void)id;
 	if (!b)
 		die("out of memory");
+	/*
+	 * QEMU 7.2 gives an instruction that crosses a page only the bytes
+	 * on its first page: its length is where the next one starts, and
+	 * the bytes missing are written as zeros, which leave its opcode.
+	 */
 	for (size_t i = 0; i < n; i++)
-		size += qemu_plugin_insn_size(qemu_plugin_tb_get_insn(tb, i));
-	b->bytes = malloc(size ? size : 1);
-	if (!b->bytes)
+		size += i + 1 < n ? qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i + 1)) -
+					    qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i))
+				  : qemu_plugin_insn_size(qemu_plugin_tb_get_insn(tb, i));
+	b->bytes = calloc(size ? size : 1, 1);
+	b->lens = calloc(n ? n : 1, 1);
+	if (!b->bytes || !b->lens)
 		die("out of memory");
 	b->id = next_id++;
 	b->vaddr = qemu_plugin_tb_vaddr(tb);
@@ -249,10 +263,15 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	b->gen = -1;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-		size_t len = qemu_plugin_insn_size(insn);
+		size_t len = qemu_plugin_insn_size(insn), full = len;
 		const uint8_t *data = qemu_plugin_insn_data(insn);
+		if (i + 1 < n)
+			full = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i + 1)) - qemu_plugin_insn_vaddr(insn);
+		if (full < len || full > 15)
+			full = len;
 		memcpy(b->bytes + b->nbytes, data, len);
-		b->nbytes += len;
+		b->nbytes += full;
+		b->lens[i] = full;
 		if (len == sizeof(mark_open) && !memcmp(data, mark_open, len))
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_open, QEMU_PLUGIN_CB_NO_REGS, NULL);
 		else if (len == sizeof(mark_close) && !memcmp(data, mark_close, len))
