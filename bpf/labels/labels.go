@@ -149,6 +149,7 @@ func labelsFrom(s source) []Label {
 		{"kernel-version", version},
 		{"virt", virt},
 		{"icount-shift", icountShift(s, virt)},
+		{"qemu-cpu", qemuCPU(s)},
 		{"mitigations", mitigations},
 		{"cmdline-mitigations", cmdMitigations},
 		{"spectre-v2", v2},
@@ -193,6 +194,21 @@ func icountShift(s source, virt string) string {
 	v := s.getenv("BPFBENCH_ICOUNT_SHIFT")
 	if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 10 {
 		return "unknown (BPFBENCH_ICOUNT_SHIFT " + strconv.Quote(v) + ")"
+	}
+	return v
+}
+
+// qemuCPU is the QEMU CPU model a guest of tools/vmexec runs on
+// (BPFBENCH_QEMU_CPU), "none" elsewhere: under TCG the kernel picks its
+// mitigations from the model, so boots on two models differ as two
+// machines do.
+func qemuCPU(s source) string {
+	v := strings.TrimSpace(s.getenv("BPFBENCH_QEMU_CPU"))
+	if v == "" {
+		return "none"
+	}
+	if checkLabel(Label{"qemu-cpu", v}) != nil {
+		return "unknown (BPFBENCH_QEMU_CPU " + strconv.Quote(v) + ")"
 	}
 	return v
 }

@@ -104,7 +104,7 @@ func at(s []string, i int) string {
 }
 
 var labelKeys = []string{
-	"cpu-vendor", "cpu-family-model", "kernel", "kernel-version", "virt", "icount-shift",
+	"cpu-vendor", "cpu-family-model", "kernel", "kernel-version", "virt", "icount-shift", "qemu-cpu",
 	"mitigations", "cmdline-mitigations", "spectre-v2", "retbleed",
 	"spec-rstack-overflow", "spectre-v1", "meltdown", "its", "retpoline", "ibt",
 	"cfi", "call-depth-tracking", "bpf-jit-enable", "bpf-jit-harden",
@@ -423,6 +423,26 @@ func TestRunstampOverride(t *testing.T) {
 		}, start: start}
 		if got := runstamp(s); got != want {
 			t.Errorf("BPFBENCH_RUNSTAMP=%q: runstamp %q, want %q", env, got, want)
+		}
+	}
+}
+
+func TestQEMUCPU(t *testing.T) {
+	for env, want := range map[string]string{
+		"":               "none",
+		"Skylake-Client": "Skylake-Client",
+		"EPYC-Milan-v2":  "EPYC-Milan-v2",
+		"max,-pcid":      "max,-pcid",
+		"max\nx":         `unknown (BPFBENCH_QEMU_CPU "max\nx")`,
+	} {
+		s := source{getenv: func(k string) string {
+			if k == "BPFBENCH_QEMU_CPU" {
+				return env
+			}
+			return ""
+		}}
+		if got := qemuCPU(s); got != want {
+			t.Errorf("BPFBENCH_QEMU_CPU=%q: %q, want %q", env, got, want)
 		}
 	}
 }
