@@ -152,6 +152,12 @@ vmbench: vmkernel $(if $(ANATOMY),anatomy-plugin) ## run the benchmarks in a gue
 	@echo saved $(VMRESULT)
 	$(if $(ANATOMY),$(GO) run ./tools/anatomy -raw $(ANATOMYRAW) -o $(VMRESULT:.txt=.anatomy) $(VMRESULT))
 
+# The boots of tools/bootmatrix: a QEMU CPU model and a command line each.
+BOOTS     ?=
+.PHONY: bootmatrix
+bootmatrix: vmkernel ## run BENCH on one kernel under several boots (CPU model, cmdline), counting instructions with the anatomy: make bootmatrix KERNEL=7.3 [BOOTS="default mitigations-off ..."] [ANATOMY=]
+	BENCH='$(BENCH)' $(if $(filter command line,$(origin ANATOMY)),ANATOMY='$(ANATOMY)') tools/bootmatrix $(KERNEL) $(BOOTS)
+
 .PHONY: anatomy-plugin
 anatomy-plugin: $(ANATOMYSO) ## build the QEMU plugin that counts what a run executes (tools/anatomy/plugin)
 $(ANATOMYSO): tools/anatomy/plugin/anatomy.c

@@ -19,6 +19,7 @@ var columns = []column{
 	{IndirectJumps.Unit(), "ijmps"},
 	{Rets.Unit(), "rets"},
 	{UnitCallsMinusRets, "calls-rets"},
+	{UnitBareRets, "bare-rets"},
 	{Retpolines.Unit(), "retpoline"},
 	{ReturnThunks.Unit(), "retthunk"},
 	{ITSThunks.Unit(), "its"},

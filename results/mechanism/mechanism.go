@@ -27,8 +27,11 @@ type Rule struct {
 	IDs  string
 	Row  string
 	Unit string
-	// Single: a file with label Label equal to Value; Want is the count.
-	Label, Value string
+	// Single: a file whose label Label is Value (or starts with it and a
+	// space), or with Has, holds Has; Want is the count, or with WantUnits
+	// the sum of those units on the same row.
+	Label, Value, Has string
+	WantUnits         []string
 	// Pair: two files, A minus B (CFI: A's cfi is kcfi, B's off, one
 	// release; Kernels: A from 6.19 on, B before, both of one cfi and
 	// retpoline). WantA and WantB, when Kernels, are each file's own count.
@@ -50,7 +53,9 @@ const (
 	Kernels
 )
 
-// Rules are docs/claims.md's table of mechanisms.
+const k0Row = "BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp"
+
+// Rules are docs/claims.md's tables of mechanisms.
 var Rules = []Rule{
 	{IDs: "1.1, 1.5", Row: "BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc", Unit: "delta-retpolines/op",
 		Label: "retpoline", Value: "on", Want: 1, Needs: "an anatomy of a boot with retpolines (make vmbench ANATOMY=1)"},
@@ -75,6 +80,49 @@ var Rules = []Rule{
 	{IDs: "6.3", Row: "BenchmarkTrampoline/target=helper/attach=fentry/progs=1", Unit: "delta-calls-rets/op",
 		Pair: Kernels, WantA: 0, WantB: 0, Beside: []string{"BenchmarkTrampoline/target=xdp/attach=fentry/progs=1"},
 		Needs: "anatomies of BenchmarkTrampoline on a kernel before 6.19 and one from 6.19 on"},
+	{IDs: "8.1", Row: k0Row, Unit: "bare-rets/op", Label: "its", Has: "Aligned branch/return thunks", Want: 0,
+		Needs: "an anatomy of an ITS boot (tools/bootmatrix KERNEL its)"},
+	{IDs: "8.1", Row: "BenchmarkDispatcher/dispatcher=none/fill=none/prog=tc", Unit: "delta-retpolines/op",
+		Label: "its", Has: "Aligned branch/return thunks", Want: 1, Needs: "an anatomy of an ITS boot (tools/bootmatrix KERNEL its)"},
+	{IDs: "8.1", Row: k0Row, Unit: "retthunks/op", Label: "its", Has: "Vulnerable", Want: 0,
+		Needs: "an anatomy of an indirect_target_selection=off boot (tools/bootmatrix KERNEL its-off)"},
+	{IDs: "SRSO", Row: k0Row, Unit: "bare-rets/op", Label: "spec-rstack-overflow", Has: "Safe RET", Want: 0,
+		Needs: "an anatomy of a Safe RET boot (tools/bootmatrix KERNEL srso-safe-ret)"},
+	{IDs: "SRSO", Row: k0Row, Unit: "calls-rets/op", Label: "spec-rstack-overflow", Has: "Safe RET", WantUnits: []string{"retthunks/op"},
+		Needs: "an anatomy of a Safe RET boot (tools/bootmatrix KERNEL srso-safe-ret)"},
+	{IDs: "Retbleed", Row: k0Row, Unit: "bare-rets/op", Label: "retbleed", Has: "untrained return thunk", Want: 0,
+		Needs: "an anatomy of an untrained-return-thunk boot (tools/bootmatrix KERNEL untrained-ret)"},
+	{IDs: "call depth", Row: k0Row, Unit: "depth-updates/op", Label: "call-depth-tracking", Value: "on", WantUnits: []string{"calls/op", "rets/op"},
+		Needs: "an anatomy of a retbleed=stuff boot (tools/bootmatrix KERNEL stuff)"},
+	{IDs: "call depth", Row: "BenchmarkCall/call=bpf2bpf/hops=1", Unit: "depth-updates/op", Label: "call-depth-tracking", Value: "on", WantUnits: []string{"calls/op", "rets/op"},
+		Needs: "an anatomy of a retbleed=stuff boot (tools/bootmatrix KERNEL stuff)"},
+	{IDs: "call depth", Row: "BenchmarkTrampoline/target=xdp/attach=fexit/progs=1", Unit: "depth-updates/op", Label: "call-depth-tracking", Value: "on", WantUnits: []string{"calls/op", "rets/op"},
+		Needs: "an anatomy of a retbleed=stuff boot (tools/bootmatrix KERNEL stuff)"},
+}
+
+// matches says a file is of the boot a Single rule reads.
+func (r Rule) matches(f *benchfile.File) bool {
+	l := f.Label(r.Label)
+	if r.Has != "" {
+		return strings.Contains(l, r.Has)
+	}
+	return l == r.Value || strings.HasPrefix(l, r.Value+" ")
+}
+
+// want is the count a Single rule expects of f.
+func (r Rule) want(f *benchfile.File) (float64, bool) {
+	if len(r.WantUnits) == 0 {
+		return r.Want, true
+	}
+	sum := 0.0
+	for _, u := range r.WantUnits {
+		v, ok := value(f, r.Row, u)
+		if !ok {
+			return 0, false
+		}
+		sum += v
+	}
+	return sum, true
 }
 
 // IsAnatomy says a file is an anatomy file.
@@ -102,14 +150,19 @@ func (r Rule) judge(files []*benchfile.File) []Outcome {
 	switch r.Pair {
 	case Single:
 		for _, f := range files {
-			if f.Label(r.Label) != r.Value {
+			if !r.matches(f) {
 				continue
 			}
 			v, ok := value(f, r.Row, r.Unit)
-			if !ok {
+			want, ok2 := r.want(f)
+			if !ok || !ok2 {
 				continue
 			}
-			out = append(out, Outcome{Rule: r, Files: []*benchfile.File{f}, Counted: signed(v), Verdict: decide(v, r.Want)})
+			counted := signed(v)
+			if len(r.WantUnits) > 0 {
+				counted += fmt.Sprintf(" (%s: %s)", strings.Join(r.WantUnits, " + "), signed(want))
+			}
+			out = append(out, Outcome{Rule: r, Files: []*benchfile.File{f}, Counted: counted, Verdict: decide(v, want)})
 		}
 	case CFI:
 		for _, a := range files {
@@ -249,5 +302,12 @@ func (r Rule) expected() string {
 	case Kernels:
 		return fmt.Sprintf("%s then %s", signed(r.WantB), signed(r.WantA))
 	}
-	return fmt.Sprintf("%s (%s: %s)", signed(r.Want), r.Label, r.Value)
+	boot := r.Value
+	if r.Has != "" {
+		boot = "..." + r.Has
+	}
+	if len(r.WantUnits) > 0 {
+		return fmt.Sprintf("= %s (%s: %s)", strings.Join(r.WantUnits, " + "), r.Label, boot)
+	}
+	return fmt.Sprintf("%s (%s: %s)", signed(r.Want), r.Label, boot)
 }

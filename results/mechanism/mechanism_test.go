@@ -76,3 +76,28 @@ func TestPairs(t *testing.T) {
 		}
 	}
 }
+
+func TestBootRules(t *testing.T) {
+	srso := file(t, "m.anatomy", "anatomy: qemu-tcg-plugin\nspec-rstack-overflow: Vulnerable: Safe RET, no microcode\nits: Not affected\n"+
+		k0+" 1 105 instrs/op 0 bare-rets/op 3 calls-rets/op 3 retthunks/op\n")
+	stuff := file(t, "s.anatomy", "anatomy: qemu-tcg-plugin\ncall-depth-tracking: on\n"+
+		k0+" 1 108 instrs/op 6 depth-updates/op 3 calls/op 4 rets/op\n")
+	got := map[string][]string{}
+	for _, o := range Judge([]*benchfile.File{srso, stuff}) {
+		if len(o.Files) > 0 {
+			got[o.Rule.IDs] = append(got[o.Rule.IDs], o.Rule.Unit+" "+o.Verdict)
+		}
+	}
+	want := map[string][]string{
+		"SRSO":       {"bare-rets/op in mechanism", "calls-rets/op in mechanism"},
+		"call depth": {"depth-updates/op not in mechanism"}, // 6 updates for 3 calls and 4 returns
+	}
+	for id, w := range want {
+		if strings.Join(got[id], "; ") != strings.Join(w, "; ") {
+			t.Errorf("%s: %q, want %q", id, got[id], w)
+		}
+	}
+	if len(got["8.1"]) != 0 {
+		t.Errorf("8.1 judged on files of no ITS boot: %q", got["8.1"])
+	}
+}
