@@ -198,3 +198,13 @@ func TestWriteReadsBack(t *testing.T) {
 		t.Errorf("table lacks the retpoline column:\n%s", table)
 	}
 }
+
+func TestMatrix(t *testing.T) {
+	a, _ := benchfile.Parse("a.txt", []byte("qemu-cpu: max\ncmdline-mitigations: none\nBenchmarkX/r=1 1 95 instrs/op\nBenchmarkX/r=2 1 97 instrs/op\n"))
+	b, _ := benchfile.Parse("b.txt", []byte("qemu-cpu: EPYC-Milan\ncmdline-mitigations: none\nBenchmarkX/r=1 1 105.2 instrs/op\n"))
+	got := Matrix([]*benchfile.File{a, b}, "instrs/op")
+	want := "| row (instrs/op) | max none | EPYC-Milan none |\n|---|---:|---:|\n| `X/r=1` | 95.00 | 105.20 |\n| `X/r=2` | 97.00 | - |\n"
+	if got != want {
+		t.Errorf("Matrix:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -112,3 +112,37 @@ func num(v float64, signed bool) string {
 	}
 	return fmt.Sprintf("%.2f", v)
 }
+
+// Matrix prints one unit of several files (one kernel's boots) as rows ×
+// files, in markdown, each file's column headed by its boot: the QEMU
+// CPU model and the mitigation options of its command line. A row a
+// file lacks is "-".
+func Matrix(files []*benchfile.File, unit string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| row (%s) |", unit)
+	for _, f := range files {
+		fmt.Fprintf(&b, " %s %s |", f.Label("qemu-cpu"), f.Label("cmdline-mitigations"))
+	}
+	fmt.Fprintf(&b, "\n|---|%s\n", strings.Repeat("---:|", len(files)))
+	seen := map[string]bool{}
+	for _, f := range files {
+		for _, n := range f.Names {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			fmt.Fprintf(&b, "| `%s` |", strings.TrimPrefix(n, "Benchmark"))
+			for _, g := range files {
+				if runs := g.Runs[n]; len(runs) > 0 {
+					if v, ok := runs[0].Values[unit]; ok {
+						fmt.Fprintf(&b, " %.2f |", v)
+						continue
+					}
+				}
+				fmt.Fprintf(&b, " - |")
+			}
+			fmt.Fprintln(&b)
+		}
+	}
+	return b.String()
+}

@@ -180,3 +180,23 @@ func TestExactCounts(t *testing.T) {
 		}
 	}
 }
+
+func TestBootDiff(t *testing.T) {
+	parse := func(text string) *benchfile.File {
+		f, err := benchfile.Parse("x.txt", []byte(text+"BenchmarkX 1 1 instrs/op\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	a := parse("kernel: 7.3\nqemu-cpu: max\ncmdline-mitigations: none\nretpoline: on\n")
+	b := parse("kernel: 7.3\nqemu-cpu: max\ncmdline-mitigations: mitigations=off\nretpoline: off\n")
+	got := BootDiff(a, b)
+	want := []string{"cmdline-mitigations: none -> mitigations=off", "retpoline: on -> off"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("BootDiff = %q, want %q", got, want)
+	}
+	if d := BootDiff(a, a); len(d) != 0 {
+		t.Errorf("a file against itself: %q", d)
+	}
+}

@@ -19,6 +19,23 @@ import (
 // (no kernel-instrs/op: bpf_loop drivers) are not exact, and are marked
 // with their own spread over the files' runs.
 
+// bootLabels are the labels that say how a kernel was booted: the
+// command line, the CPU model, and the mitigations they switched.
+var bootLabels = []string{"kernel", "qemu-cpu", "cpu-family-model", "mitigations", "cmdline-mitigations",
+	"spectre-v2", "retbleed", "spec-rstack-overflow", "its", "retpoline", "ibt", "cfi", "call-depth-tracking"}
+
+// BootDiff lists the boot labels whose values differ between a and b,
+// as "label: A -> B".
+func BootDiff(a, b *benchfile.File) []string {
+	var out []string
+	for _, k := range bootLabels {
+		if va, vb := a.Label(k), b.Label(k); va != vb {
+			out = append(out, fmt.Sprintf("%s: %s -> %s", k, va, vb))
+		}
+	}
+	return out
+}
+
 // exactUnits are the units compared, in order.
 var exactUnits = []string{"instrs/op", "delta-instrs/op"}
 
@@ -70,6 +87,12 @@ func spread(vs []float64) float64 {
 func ReportExact(w io.Writer, a, b *benchfile.File) {
 	fmt.Fprintf(w, "Instruction counts (virt: tcg-icount): exact, compared as counts, no significance test\n")
 	fmt.Fprintf(w, "  A=%s (kernel %s)\n  B=%s (kernel %s)\n", a.Path, a.Label("kernel"), b.Path, b.Label("kernel"))
+	if d := BootDiff(a, b); len(d) > 0 {
+		fmt.Fprintf(w, "  the boots differ in:\n")
+		for _, l := range d {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
 	fmt.Fprintf(w, "  rows marked ~ are not exact (the kernel's loop did not time them: bpf_loop drivers); their spread is their runs'\n")
 	for _, u := range exactUnits {
 		rows := Counts(a, b, u)

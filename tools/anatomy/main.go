@@ -6,6 +6,7 @@
 //	make vmbench KERNEL=7.3 ANATOMY=1 BENCH='^BenchmarkXDP$'   # runs it
 //	go run ./tools/anatomy -raw DIR -o run.anatomy run.txt       # what make runs
 //	go run ./tools/anatomy -table a.anatomy [b.anatomy]          # a table; two files: B-A
+//	go run ./tools/anatomy -matrix instrs/op results/*-boot-*.anatomy  # rows × boots
 //
 // Making an anatomy fails (exit 1, after writing the file) when a check
 // fails: on a row the kernel's test_run loop times, the instructions per
@@ -31,13 +32,16 @@ func main() {
 	raw := flag.String("raw", "", "the directory tools/vmexec wrote (VMEXEC_ANATOMY)")
 	out := flag.String("o", "", "the anatomy file to write (default: the results file's name with .anatomy)")
 	table := flag.Bool("table", false, "print the anatomy files given as a table; two files: B-A")
+	matrix := flag.String("matrix", "", "print this `unit` (instrs/op, retthunks/op, ...) of the files given, one kernel's boots, as rows × boots")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: anatomy -raw DIR [-o OUT] RESULTS.txt\n       anatomy -table A.anatomy [B.anatomy]\n")
+		fmt.Fprintf(os.Stderr, "usage: anatomy -raw DIR [-o OUT] RESULTS.txt\n       anatomy -table A.anatomy [B.anatomy]\n       anatomy -matrix UNIT FILES...\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	var err error
 	switch {
+	case *matrix != "" && flag.NArg() >= 1:
+		err = printMatrix(flag.Args(), *matrix)
 	case *table && flag.NArg() >= 1 && flag.NArg() <= 2:
 		err = printTables(flag.Args())
 	case *raw != "" && flag.NArg() == 1:
@@ -117,5 +121,18 @@ func printTables(paths []string) error {
 		return nil
 	}
 	fmt.Print(anatomy.Table(files[1], files[0]))
+	return nil
+}
+
+func printMatrix(paths []string, unit string) error {
+	var files []*benchfile.File
+	for _, p := range paths {
+		f, err := benchfile.Read(p)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+	}
+	fmt.Print(anatomy.Matrix(files, unit))
 	return nil
 }
