@@ -8,6 +8,9 @@ COUNT     ?= 10
 BENCH     ?= .
 BENCHTIME ?= 1s
 LABEL     ?= run
+# FLAGS are the suite's own flags, passed to every run of it:
+# FLAGS='-bpfbench.cpu=1 -bpfbench.calltime=8ms'.
+FLAGS     ?=
 # -dirty: tracked files changed. A results file of the last run, lying
 # untracked in the tree, changes no code.
 COMMIT    := $(shell git rev-parse --short HEAD 2>/dev/null)$(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo -dirty)
@@ -59,8 +62,19 @@ VMGOTEST   = KERNEL=$(VMKERNEL) VMEXEC_ACCEL=$(VMACCEL) $(if $(ICOUNT),VMEXEC_IC
 
 .PHONY: help deps generate check-generate test bench aa smoke compare vmdeps kernels vmtest vmbench vmsmoke vmkernel
 
-help: ## list the targets
+help: ## list the targets and the variables they take
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@echo
+	@echo "Variables (make bench COUNT=3 ...):"
+	@echo "  COUNT=$(COUNT)        passes of bench, aa, vmbench"
+	@echo "  BENCH=$(BENCH)         the -bench pattern (a \$$ is written \$$\$$)"
+	@echo "  LABEL=$(LABEL)       the last part of a results file's name"
+	@echo "  FLAGS=          the suite's -bpfbench.* flags, for bench, aa, smoke, vmbench (README.md#flags)"
+	@echo "  KERNEL=         vmtest, vmbench, bootmatrix: a series of make kernels ($(KERNELS)) or a bzImage"
+	@echo "  ICOUNT=         vmbench: count instructions (ICOUNT=0), docs/icount.md"
+	@echo "  ANATOMY=        vmbench: ANATOMY=1 also writes the anatomy, docs/icount.md#anatomy"
+	@echo "  VMEXEC_CMDLINE= vmtest, vmbench: kernel options; VMEXEC_CPU= the QEMU CPU model"
+	@echo "  BOOTS=          bootmatrix: which boots (default: all), docs/kernels.md#boot-options"
 
 deps: ## install what regenerating the BPF objects needs (Debian/Ubuntu, as root)
 	apt-get update -qq
@@ -84,7 +98,7 @@ test: ## run the tests (as root, so the kernel is exercised)
 bench: ## run the benchmarks in COUNT passes and save them under results/ (LABEL=... names the run)
 	@mkdir -p $(RESULTDIR)
 	@set -o pipefail; for pass in $$(seq $(COUNT)); do \
-		BPFBENCH_RUNSTAMP=$(RUNSTAMP) $(GO) test $(EXEC) -ldflags '$(LDFLAGS)' -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count 1 ./bench -bpfbench.diag=$(abspath $(DIAG)) || exit 1; \
+		BPFBENCH_RUNSTAMP=$(RUNSTAMP) $(GO) test $(EXEC) -ldflags '$(LDFLAGS)' -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count 1 ./bench -bpfbench.diag=$(abspath $(DIAG)) $(FLAGS) || exit 1; \
 	done | tee $(RESULT)
 	@echo saved $(RESULT), diagnostics in $(DIAG)
 
@@ -97,7 +111,7 @@ aa: ## make this machine's A/A pair, make compare's noise floor: two make bench 
 	$(MAKE) bench LABEL=aa2 RESULTDIR=results/aa
 
 smoke: ## run every benchmark briefly, failing if any fails (what CI does)
-	$(GO) test $(EXEC) -ldflags '$(LDFLAGS)' -run '^$$' -bench . -benchtime 100x -count 1 ./bench
+	$(GO) test $(EXEC) -ldflags '$(LDFLAGS)' -run '^$$' -bench . -benchtime 100x -count 1 ./bench $(FLAGS)
 
 # Every file has its own runstamp (and boots differ in other labels), so
 # benchstat's default -table .config would put each file in a table of its
@@ -148,7 +162,7 @@ vmtest: vmkernel ## run the tests that ask the kernel in a guest: make vmtest KE
 vmbench: vmkernel $(if $(ANATOMY),anatomy-plugin) ## run the benchmarks in a guest and save them, with skip reasons, under results/: make vmbench KERNEL=6.1 [ICOUNT=0] [ANATOMY=1] LABEL=...
 	@mkdir -p results
 	$(if $(ANATOMY),rm -rf $(ANATOMYRAW))
-	set -o pipefail; $(VMGOTEST) -run '^$$' -bench '$(BENCH)' -benchtime $(VMBENCHTIME) -count $(VMCOUNT) -v ./bench | tee $(VMRESULT)
+	set -o pipefail; $(VMGOTEST) -run '^$$' -bench '$(BENCH)' -benchtime $(VMBENCHTIME) -count $(VMCOUNT) -v ./bench $(FLAGS) | tee $(VMRESULT)
 	@echo saved $(VMRESULT)
 	$(if $(ANATOMY),$(GO) run ./tools/anatomy -raw $(ANATOMYRAW) -o $(VMRESULT:.txt=.anatomy) $(VMRESULT))
 

@@ -12,7 +12,7 @@ import (
 
 // ErrNotRoot is why privileged benchmarks and tests skip: the one line
 // they say, naming the command that would run them.
-var ErrNotRoot = errors.New("bpfbench needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): run `go test -exec sudo -bench . ./bench` (or ./... for the tests)")
+var ErrNotRoot = errors.New("bpfbench needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): run `go test -exec sudo -run '^$' -bench . ./bench` (or ./... for the tests)")
 
 // Privileged says the process may load BPF programs, create namespaces and
 // set sysctls.
