@@ -200,3 +200,39 @@ func TestBootDiff(t *testing.T) {
 		t.Errorf("a file against itself: %q", d)
 	}
 }
+
+// TestFindAATwoMachinesOneName: every VM's host is called vm, so two
+// machines' A/A pairs share a name; each machine finds its own, by its
+// labels, whichever was made last.
+func TestFindAATwoMachinesOneName(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, model, commit string) {
+		text := fmt.Sprintf("cpu-vendor: X\ncpu-family-model: %s\nvirt: kvm\nkernel: 6.18\ncommit: %s\nBenchmarkX/r=1 1 10 cycles/op\n", model, commit)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file("20261202T070202Z-vm-6.18-aa1.txt", "6/207", "aaa")
+	file("20261202T072158Z-vm-6.18-aa2.txt", "6/207", "aaa")
+	file("20261202T110322Z-vm-6.18-aa1.txt", "25/1", "bbb")
+	file("20261202T112633Z-vm-6.18-aa2.txt", "25/1", "bbb")
+	// A later aa2 of the first machine, of another commit: not a pair.
+	file("20261203T000000Z-vm-6.18-aa2.txt", "6/207", "ccc")
+	for model, want := range map[string][2]string{
+		"6/207": {"20261202T070202Z-vm-6.18-aa1.txt", "20261202T072158Z-vm-6.18-aa2.txt"},
+		"25/1":  {"20261202T110322Z-vm-6.18-aa1.txt", "20261202T112633Z-vm-6.18-aa2.txt"},
+	} {
+		f, err := benchfile.Parse("f.txt", []byte("cpu-vendor: X\ncpu-family-model: "+model+"\nvirt: kvm\nBenchmarkX/r=1 1 10 cycles/op\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		aa, ok := FindAA(dir, f)
+		if !ok {
+			t.Errorf("%s: no pair found", model)
+			continue
+		}
+		if got := [2]string{filepath.Base(aa[0].Path), filepath.Base(aa[1].Path)}; got != want {
+			t.Errorf("%s: pair %v, want %v", model, got, want)
+		}
+	}
+}

@@ -54,32 +54,41 @@ func NewFloor(aa1, aa2 *benchfile.File, unit string) (*Floor, bool) {
 	return fl, true
 }
 
-// FindAA is the newest A/A pair in dir made on the machine of f: files
-// <runstamp>-<name>-aa1.txt and <runstamp>-<name>-aa2.txt of one name
-// whose cpu-vendor, cpu-family-model and virt labels are f's. ok is false
-// when dir has none.
+// FindAA is the newest A/A pair in dir made on the machine of f: an
+// <runstamp>-...-aa1.txt file whose cpu-vendor, cpu-family-model and virt
+// labels are f's, and the first -aa2.txt file after it of the same
+// machine, kernel and commit. Files are paired by their labels, never by
+// their names: every VM's host is called vm, so two machines' pairs can
+// share a name. ok is false when dir has none.
 func FindAA(dir string, f *benchfile.File) (aa [2]*benchfile.File, ok bool) {
-	ones, _ := filepath.Glob(filepath.Join(dir, "*-aa1.txt"))
-	slices.Sort(ones)
-	slices.Reverse(ones)
-	for _, one := range ones {
-		_, rest, found := strings.Cut(filepath.Base(one), "-")
-		if !found {
-			continue
+	read := func(pattern string) []*benchfile.File {
+		paths, _ := filepath.Glob(filepath.Join(dir, pattern))
+		slices.Sort(paths)
+		var files []*benchfile.File
+		for _, p := range paths {
+			if g, err := benchfile.Read(p); err == nil && sameMachine(g, f) {
+				files = append(files, g)
+			}
 		}
-		twos, _ := filepath.Glob(filepath.Join(dir, "*-"+strings.TrimSuffix(rest, "-aa1.txt")+"-aa2.txt"))
-		if len(twos) == 0 {
-			continue
+		return files
+	}
+	ones, twos := read("*-aa1.txt"), read("*-aa2.txt")
+	for i := len(ones) - 1; i >= 0; i-- {
+		one := ones[i]
+		for _, two := range twos {
+			if filepath.Base(two.Path) > filepath.Base(one.Path) &&
+				two.Label("kernel") == one.Label("kernel") && commit(two) == commit(one) {
+				return [2]*benchfile.File{one, two}, true
+			}
 		}
-		a1, err1 := benchfile.Read(one)
-		a2, err2 := benchfile.Read(twos[len(twos)-1])
-		if err1 != nil || err2 != nil || !sameMachine(a1, f) || !sameMachine(a2, f) {
-			continue
-		}
-		return [2]*benchfile.File{a1, a2}, true
 	}
 	return aa, false
 }
+
+// commit is the commit a file was made at: a -dirty suffix says the tree
+// had changes, which the second run of a pair often saw (its first run's
+// results) and which change no code.
+func commit(f *benchfile.File) string { return strings.TrimSuffix(f.Label("commit"), "-dirty") }
 
 // machineLabels say which machine a file was made on, for its noise.
 var machineLabels = []string{"cpu-vendor", "cpu-family-model", "virt"}
