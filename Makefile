@@ -17,7 +17,11 @@ COMMIT    := $(shell git rev-parse --short HEAD 2>/dev/null)$(shell test -n "$$(
 LDFLAGS   := -X bpfbench/bpf/labels.Commit=$(COMMIT)
 RUNSTAMP  := $(shell date -u +%Y%m%dT%H%M%SZ)
 RESULTDIR ?= results
-RESULT    ?= $(RESULTDIR)/$(RUNSTAMP)-$(shell hostname -s)-$(shell uname -r)-$(LABEL).txt
+# The machine, in the name: every VM's host is called vm. The CPU's vendor
+# and family-model (amd-26-2), as the cpu-vendor and cpu-family-model
+# labels say, which are what make compare pairs files by.
+CPUTAG    := $(shell awk -F': *' '/^vendor_id/ {v = ($$2 ~ /AMD/) ? "amd" : ($$2 ~ /Intel/) ? "intel" : "cpu"} /^cpu family/ {f = $$2} /^model[ \t]*:/ {m = $$2} END {printf "%s-%s-%s", v, f, m}' /proc/cpuinfo 2>/dev/null)
+RESULT    ?= $(RESULTDIR)/$(RUNSTAMP)-$(shell hostname -s)-$(CPUTAG)-$(shell uname -r)-$(LABEL).txt
 # Each row's diagnostics (clock rate, the kernel's own average, call cost,
 # calls measured again, stolen time, losses), beside the results.
 DIAG      ?= $(RESULT:.txt=.diag)
