@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,11 +20,12 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/gauge"
 	"bpfbench/bpf/probe"
+	"bpfbench/bpf/sched"
 )
 
 // What each flag accepts, as its errors say.
 var (
-	wantCPU      = fmt.Sprintf("want a CPU number from 0 to %d, or -1 for the last", runtime.NumCPU()-1)
+	wantCPU      = "want a CPU the process may run on (its affinity mask), or -1 for the last of them"
 	wantCallTime = "want a duration from 100µs to 1s, such as 4ms"
 	wantLockWait = "want a duration of 0 or more, such as 30s or 15m"
 	wantResol    = "want a resolution in ns of 0 (off) or more, such as 0.1"
@@ -242,8 +242,12 @@ func benchmarking() bool {
 // validateFlags checks the values parseFlags accepted, before anything on
 // the system changes.
 func validateFlags() error {
-	if *flagCPU < -1 || *flagCPU >= runtime.NumCPU() {
-		return fmt.Errorf("-bpfbench.cpu=%d: %s", *flagCPU, wantCPU)
+	allowed, err := sched.AllowedCPUs()
+	if err != nil {
+		return err
+	}
+	if _, err := sched.PickCPU(*flagCPU, allowed); err != nil {
+		return fmt.Errorf("-bpfbench.cpu=%d: %w: %s", *flagCPU, err, wantCPU)
 	}
 	if *flagCallTime < 100*time.Microsecond || *flagCallTime > time.Second {
 		return fmt.Errorf("-bpfbench.calltime=%v: %s", *flagCallTime, wantCallTime)
@@ -265,10 +269,9 @@ func validateFlags() error {
 
 // benchOptions are the measurement options every family uses.
 func benchOptions() measure.BenchOptions {
-	cpu := *flagCPU
-	if cpu < 0 {
-		cpu = runtime.NumCPU() - 1
-	}
+	// validateFlags checked that the CPU is allowed.
+	allowed, _ := sched.AllowedCPUs()
+	cpu, _ := sched.PickCPU(*flagCPU, allowed)
 	return measure.BenchOptions{CPU: cpu, CallTime: *flagCallTime, Interleave: *flagInterleave,
 		Resolution: *flagResol, MaxTime: *flagBudget, Contention: contention, Clocks: clocks(), Emulated: probe.Emulated()}
 }

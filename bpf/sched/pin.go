@@ -18,7 +18,7 @@ func Elsewhere(fn func() error) error {
 	if err := unix.SchedGetaffinity(0, &cur); err != nil || cur.Count() != 1 {
 		return fn()
 	}
-	for cpu := range runtime.NumCPU() {
+	for _, cpu := range allowed {
 		if !cur.IsSet(cpu) {
 			errc := make(chan error, 1)
 			go func() { errc <- Pinned(cpu, fn) }()
