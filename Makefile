@@ -141,9 +141,13 @@ compare: ## compare two results files: what changed, the shift all rows share, t
 		$(GO) tool benchstat -table '' $(A:.txt=.diag) $(B:.txt=.diag); \
 	fi
 
+# Without FILES: the newest results file of this checkout's own runs (one
+# git does not track), never a committed one.
+MINE       = $(lastword $(sort $(shell git ls-files --others --exclude-standard -- 'results/*.txt' 2>/dev/null)))
 .PHONY: report
-report: ## verdicts on docs/claims.md and SVG plots: make report [FILES="results/a.txt results/b.txt"] [REPORTFLAGS=-plots=false] (default: newest file)
-	$(GO) run ./results/report $(REPORTFLAGS) $(or $(FILES),$(lastword $(sort $(wildcard results/*.txt))))
+report: ## verdicts on docs/claims.md (and mechanisms, from .anatomy files), plots in results/plots/: make report [FILES="results/a.txt results/b.anatomy"] [REPORTFLAGS=-plots=false] (default: your newest run)
+	@test -n "$(or $(FILES),$(MINE))" || { echo "make report: no run of yours in results/ (make bench): give FILES=..."; exit 2; }
+	$(GO) run ./results/report $(REPORTFLAGS) $(or $(FILES),$(MINE))
 
 vmdeps: ## install what booting other kernels needs: QEMU, busybox, cpio (Debian/Ubuntu, as root)
 	apt-get update -qq

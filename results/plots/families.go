@@ -25,7 +25,7 @@ import (
 // returns the files written.
 func Write(f *benchfile.File, dir string) ([]string, error) {
 	if dir == "" {
-		dir = filepath.Dir(f.Path)
+		dir = DefaultDir(f.Path)
 	}
 	figs, err := figures(f)
 	var written []string
@@ -35,6 +35,9 @@ func Write(f *benchfile.File, dir string) ([]string, error) {
 			return written, fmt.Errorf("%s: %w", fig.what, err)
 		}
 		path := filepath.Join(dir, f.Stem()+"-"+fig.what+".svg")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return written, err
+		}
 		if err := os.WriteFile(path, svg, 0o644); err != nil {
 			return written, err
 		}
@@ -42,6 +45,10 @@ func Write(f *benchfile.File, dir string) ([]string, error) {
 	}
 	return written, err
 }
+
+// DefaultDir is where the plots of the results file at path go: a
+// plots folder beside it, so that they never mix with results files.
+func DefaultDir(path string) string { return filepath.Join(filepath.Dir(path), "plots") }
 
 // figures returns the figures f has data for, named by what they show
 // (dispatcher, trampoline, freplace, tailcall, attach).

@@ -134,7 +134,7 @@ func WriteKernels(files []*benchfile.File, dir string) (string, error) {
 	if dir == "" {
 		for _, f := range files {
 			if f.Icount() {
-				dir = filepath.Dir(f.Path)
+				dir = DefaultDir(f.Path)
 				break
 			}
 		}
@@ -144,5 +144,8 @@ func WriteKernels(files []*benchfile.File, dir string) (string, error) {
 		return "", fmt.Errorf("icount-kernels: %w", err)
 	}
 	path := filepath.Join(dir, "icount-kernels.svg")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
 	return path, os.WriteFile(path, svg, 0o644)
 }

@@ -25,7 +25,7 @@
 //
 //	go run ./results/report -drift A.txt B.txt
 //
-// Plots are written as SVG next to each results file:
+// Plots are written as SVG into a plots folder beside each results file:
 // <stem>-dispatcher.svg, -trampoline.svg, -tailcall.svg, -attach.svg,
 // each only when the file has that family's data.
 //
@@ -61,7 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	draw := fs.Bool("plots", true, "write SVG plots next to each results file")
-	plotDir := fs.String("plotdir", "", "write the plots here instead of next to the results files")
+	plotDir := fs.String("plotdir", "", "write the plots here instead of into a plots folder beside each results file")
 	compare := fs.Bool("drift", false, "given two files A and B: how far their rows moved together, and which moved beyond that (no verdicts, no plots)")
 	uncontended := fs.Bool("uncontended", false, "given one file: print it without the result lines of rows that never saw an uncontended core (contended-frac above 0.9), for benchstat")
 	allUnits := fs.Bool("all", false, "with -drift: also the shift in ns/op")
