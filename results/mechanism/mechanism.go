@@ -170,7 +170,7 @@ func (r Rule) judge(files []*benchfile.File) []Outcome {
 				continue
 			}
 			for _, b := range files {
-				if b.Label("cfi") != "off" || release(a) != release(b) {
+				if b.Label("cfi") != "off" || !cfiPair(a, b) {
 					continue
 				}
 				va, ok1 := value(a, r.Row, r.Unit)
@@ -243,10 +243,16 @@ func signed(v float64) string {
 
 func short(row string) string { return strings.TrimPrefix(row, "Benchmark") }
 
-var releaseRe = regexp.MustCompile(`^(\d+)\.(\d+)(\.\d+)?`)
+// cfiPair says b is a's kernel without CFI: the same build booted with
+// cfi=off, or the pair make kcfi-kernels builds from one source and
+// config (<release>-bpfbench-kcfi and -nocfi). Another build of the same
+// release differs in more than CFI (Debian's is built with gcc).
+func cfiPair(a, b *benchfile.File) bool {
+	ka, kb := a.Label("kernel"), b.Label("kernel")
+	return ka == kb || (strings.HasSuffix(ka, "-kcfi") && kb == strings.TrimSuffix(ka, "-kcfi")+"-nocfi")
+}
 
-// release is a file's kernel release, x.y.z.
-func release(f *benchfile.File) string { return releaseRe.FindString(f.Label("kernel")) }
+var releaseRe = regexp.MustCompile(`^(\d+)\.(\d+)(\.\d+)?`)
 
 // newer says the file's kernel is major.minor or later.
 func newer(f *benchfile.File, major, minor int) bool {

@@ -59,6 +59,14 @@ func TestPairs(t *testing.T) {
 		"BenchmarkTrampoline/target=helper/attach=fexit/progs=1 1 200 instrs/op 1 delta-calls-rets/op\n")
 	newer := file(t, "n.anatomy", "anatomy: qemu-tcg-plugin\nkernel: 7.3.4+deb13-cloud-amd64\ncfi: off\nretpoline: on\n"+
 		"BenchmarkTrampoline/target=helper/attach=fexit/progs=1 1 180 instrs/op 1 delta-calls-rets/op\n")
+	// Debian's gcc-built 6.12 of the same release is no CFI pair.
+	debian := file(t, "d.anatomy", "anatomy: qemu-tcg-plugin\nkernel: 6.12.118+deb13-cloud-amd64\ncfi: off\nretpoline: on\n"+
+		tc+" 1 93 instrs/op 0 delta-kcfi-checks/op\n")
+	for _, o := range Judge([]*benchfile.File{kcfi, debian}) {
+		if o.Rule.Pair == CFI && len(o.Files) > 0 {
+			t.Errorf("%s paired the kCFI kernel with Debian's build", o.Rule.IDs)
+		}
+	}
 	var out bytes.Buffer
 	Report(&out, []*benchfile.File{kcfi, nocfi, old, newer})
 	got := map[string]string{}
