@@ -3,6 +3,7 @@ package anatomy
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/base64"
 	"fmt"
@@ -60,15 +61,7 @@ func readKallsyms(b64 string) (*Symbols, error) {
 }
 
 func newSymbols(syms []Symbol) *Symbols {
-	slices.SortStableFunc(syms, func(a, b Symbol) int {
-		switch {
-		case a.Addr < b.Addr:
-			return -1
-		case a.Addr > b.Addr:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(syms, func(a, b Symbol) int { return cmp.Compare(a.Addr, b.Addr) })
 	t := &Symbols{syms: syms, byName: make(map[string]uint64, len(syms))}
 	for _, s := range syms {
 		if _, ok := t.byName[s.Name]; !ok {
@@ -94,18 +87,16 @@ func (t *Symbols) with(images, progs []Symbol) *Symbols {
 	return newSymbols(all)
 }
 
+// search is where addr is or would be in the table, and whether a symbol
+// starts there (the first of those that do).
+func (t *Symbols) search(addr uint64) (int, bool) {
+	return slices.BinarySearchFunc(t.syms, addr, func(s Symbol, a uint64) int { return cmp.Compare(s.Addr, a) })
+}
+
 // At is the symbol whose code holds addr, and whether addr is its first
 // byte. Outside every symbol (or past a sized symbol's end) it is "?".
 func (t *Symbols) At(addr uint64) (Symbol, bool) {
-	i, found := slices.BinarySearchFunc(t.syms, addr, func(s Symbol, a uint64) int {
-		switch {
-		case s.Addr < a:
-			return -1
-		case s.Addr > a:
-			return 1
-		}
-		return 0
-	})
+	i, found := t.search(addr)
 	if found {
 		// Several names at one address: the last is the most specific
 		// in System.map's order (a label inside an array, such as
@@ -127,15 +118,7 @@ func (t *Symbols) At(addr uint64) (Symbol, bool) {
 
 // allAt is every symbol that starts at addr.
 func (t *Symbols) allAt(addr uint64) []Symbol {
-	i, found := slices.BinarySearchFunc(t.syms, addr, func(s Symbol, a uint64) int {
-		switch {
-		case s.Addr < a:
-			return -1
-		case s.Addr > a:
-			return 1
-		}
-		return 0
-	})
+	i, found := t.search(addr)
 	if !found {
 		return nil
 	}

@@ -107,14 +107,23 @@ func build(raw, out, results string) error {
 	return nil
 }
 
-func printTables(paths []string) error {
+// readAll reads the files at paths.
+func readAll(paths []string) ([]*benchfile.File, error) {
 	var files []*benchfile.File
 	for _, p := range paths {
 		f, err := benchfile.Read(p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		files = append(files, f)
+	}
+	return files, nil
+}
+
+func printTables(paths []string) error {
+	files, err := readAll(paths)
+	if err != nil {
+		return err
 	}
 	if len(files) == 1 {
 		fmt.Print(anatomy.Table(files[0], nil))
@@ -125,13 +134,9 @@ func printTables(paths []string) error {
 }
 
 func printMatrix(paths []string, unit string) error {
-	var files []*benchfile.File
-	for _, p := range paths {
-		f, err := benchfile.Read(p)
-		if err != nil {
-			return err
-		}
-		files = append(files, f)
+	files, err := readAll(paths)
+	if err != nil {
+		return err
 	}
 	fmt.Print(anatomy.Matrix(files, unit))
 	return nil
