@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDocumentedCommands runs the cheap commands that README.md and
+// results/README.md show (benchstat, make compare, make report,
+// tools/icount-table, tools/matrix, tools/anatomy), as written, on
+// committed files put in place of their placeholders: a documented
+// command that fails, or a benchstat -col that compares nothing, fails
+// here. The expensive ones (tests, benchmarks, guests) are CI's own.
+func TestDocumentedCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs make and go: not with -short")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		older = "results/20261201T145938Z-qemu-icount-6.12.117+deb12-cloud-amd64-icount-a.txt"
+		newer = "results/20261201T150053Z-qemu-icount-7.3.4+deb13-cloud-amd64-icount-a.txt"
+		timed = "results/20261130T023010Z-vm-6.18.44-fc-v782-retpoline.txt"
+	)
+	placeholders := strings.NewReplacer(
+		"results/...-before.txt", older, "results/...-after.txt", newer,
+		"results/<old>.txt", older, "results/<new>.txt", newer,
+		"results/<a>.txt", older, "results/<b>.txt", newer,
+		" a.txt", " "+older, " b.txt", " "+newer,
+		"results/<file>.txt", timed,
+	)
+	cheap := regexp.MustCompile(`^(go tool benchstat|make compare|make report|tools/icount-table|tools/matrix|go run \./tools/anatomy) `)
+	var cmds []string
+	for _, doc := range []string{"README.md", "results/README.md"} {
+		f, err := os.Open(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := bufio.NewScanner(f)
+		in := false
+		for s.Scan() {
+			line := s.Text()
+			switch {
+			case strings.HasPrefix(line, "```sh"):
+				in = true
+			case strings.HasPrefix(line, "```"):
+				in = false
+			case in && cheap.MatchString(line):
+				cmd, _, _ := strings.Cut(line, " #")
+				cmds = append(cmds, placeholders.Replace(strings.TrimSpace(cmd)))
+			}
+		}
+		f.Close()
+	}
+	if len(cmds) < 6 {
+		t.Fatalf("found %d cheap commands in the READMEs, want at least 6: %q", len(cmds), cmds)
+	}
+	for _, cmd := range cmds {
+		if strings.HasPrefix(cmd, "make report") {
+			cmd += " REPORTFLAGS=-plots=false" // no plots written into the tree
+		}
+		if strings.Contains(cmd, "<") {
+			t.Errorf("%s: a placeholder this test does not know", cmd)
+			continue
+		}
+		c := exec.Command("bash", "-c", cmd)
+		c.Dir = root
+		timer := time.AfterFunc(3*time.Minute, func() { c.Process.Kill() })
+		out, err := c.CombinedOutput()
+		timer.Stop()
+		if err != nil {
+			t.Errorf("%s: %v\n%s", cmd, err, out)
+			continue
+		}
+		// benchstat -col KEY over two files must give a column each.
+		if strings.HasPrefix(cmd, "go tool benchstat") && strings.Contains(cmd, "-col kernel") {
+			side := false
+			for line := range strings.Lines(string(out)) {
+				side = side || (strings.Contains(line, "6.12.117") && strings.Contains(line, "7.3.4"))
+			}
+			if !side {
+				t.Errorf("%s: does not put the two kernels side by side:\n%.600s", cmd, out)
+			}
+		}
+	}
+}
