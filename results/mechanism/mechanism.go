@@ -162,6 +162,15 @@ func (r Rule) judge(files []*benchfile.File) []Outcome {
 			if len(r.WantUnits) > 0 {
 				counted += fmt.Sprintf(" (%s: %s)", strings.Join(r.WantUnits, " + "), signed(want))
 			}
+			// The path length beside the mechanism: what a count of
+			// instructions alone would have said.
+			path := "instrs/op"
+			if strings.HasPrefix(r.Unit, "delta-") {
+				path = "delta-instrs/op"
+			}
+			if p, ok := value(f, r.Row, path); ok {
+				counted += fmt.Sprintf("; %s %.2f", path, p)
+			}
 			out = append(out, Outcome{Rule: r, Files: []*benchfile.File{f}, Counted: counted, Verdict: decide(v, want)})
 		}
 	case CFI:

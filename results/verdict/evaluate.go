@@ -148,7 +148,11 @@ func judge(c *claims.Claim, j judgement, usable, all []*benchfile.File) []Outcom
 				o.Reason += fmt.Sprintf(" (and %d more such files)", len(emulated)-1)
 			}
 		default:
-			o.Reason = fmt.Sprintf("needs %s (%s): give a results file from one as another argument", b.Name, describeBoots(usable, b))
+			// Not the kernel's doing: a file of the other boot is missing.
+			// Its mechanism needs no real boot (docs/kernels.md#boot-options).
+			o.Verdict = NeedsBoot
+			o.Reason = fmt.Sprintf("needs %s (%s): give a results file from one as another argument; its mechanism needs no "+
+				"real boot: an anatomy file of one (ANATOMY=1, make bootmatrix) is judged under Mechanisms", b.Name, describeBoots(usable, b))
 		}
 		return []Outcome{o}
 	}

@@ -98,7 +98,7 @@ func TestIcount(t *testing.T) {
 	}
 	// One kernel is not a shape.
 	got, why = verdicts(files[:1])
-	if got["6.1 shape"] != NotMeasurable || !strings.Contains(why["6.1 shape"], "6.19 or later") {
+	if got["6.1 shape"] != NeedsBoot || !strings.Contains(why["6.1 shape"], "6.19 or later") {
 		t.Errorf("6.1 shape from one kernel: %v (%s)", got["6.1 shape"], why["6.1 shape"])
 	}
 }

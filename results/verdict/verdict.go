@@ -43,6 +43,7 @@ const (
 	NoFigure      // the claim has no published figure
 	NoTiming      // the files that have the data may not be timed
 	NotMeasurable // the files show the kernel cannot measure it
+	NeedsBoot     // the claim needs a file of another boot, which none is
 	NoLabels      // no file has the labels that say which boot it is
 	NoData        // the files have no runs of what measures it
 	NoResults     // the files hold no results at all
@@ -60,6 +61,7 @@ var verdictNames = [...]string{
 	NoFigure:      "no published figure",
 	NoTiming:      "no timing verdict",
 	NotMeasurable: "not measurable on this kernel",
+	NeedsBoot:     "needs another boot",
 	NoLabels:      "labels missing",
 	NoData:        "no data in this file",
 	NoResults:     "no results in this file",

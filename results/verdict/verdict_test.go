@@ -143,8 +143,8 @@ func TestVerdicts(t *testing.T) {
 		"1.1": Within,
 		"1.2": Outside,
 		"1.3": CannotTell,
-		"1.4": NotMeasurable,
-		"1.5": NotMeasurable,
+		"1.4": NeedsBoot,
+		"1.5": NeedsBoot,
 		"1.6": Outside, // tail call 9.0 [8.7, 9.3], published 10-12
 		"1.7": Outside, // paired delta 8.3 +- 0.2 ns/pkt, published 9.85-13.03
 		"1.8": Within,  // 6.4 ns/pkt, published 2.9-23.4
@@ -153,7 +153,7 @@ func TestVerdicts(t *testing.T) {
 		"T.3": Outside,       // 4.0 ns, published 2.65-2.95
 		"3.1": Within,        // the redirect row's paired delta against tx: 6.5 [6.3, 6.7], published 3.8-9.6
 		"3.2": NoData,
-		"6.1": NotMeasurable, // needs a kernel from 6.19 on
+		"6.1": NeedsBoot, // needs a kernel from 6.19 on
 		"8.1": NoFigure,
 	} {
 		if v, ok := got[id]; !ok || v != want {
@@ -181,7 +181,7 @@ func TestVerdictsAcrossBoots(t *testing.T) {
 		"1.2 [B]":   Within,
 		"1.4 [B]":   Within, // 0.1 [0, 0.2] inside +-1
 		"1.5 [A-B]": Within, // 10.0 - 0.1
-		"2.1 [all]": NotMeasurable,
+		"2.1 [all]": NeedsBoot,
 		"3.1 [A]":   Within,
 		"3.2 [all]": NoData,
 	} {
