@@ -212,6 +212,9 @@ func writeDiagnostics(path string) error {
 		f.Close()
 		return fmt.Errorf("diagnostics: %w", err)
 	}
+	for _, u := range clocks().DiagUnitLines() {
+		fmt.Fprintln(f, u)
+	}
 	if err := probe.WriteDiagnostics(f); err != nil {
 		f.Close()
 		return fmt.Errorf("diagnostics: %w", err)

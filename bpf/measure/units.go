@@ -61,12 +61,23 @@ func (c Clocks) Diag(b *testing.B, v float64, unit string) {
 	probe.Diagnose(b, v, unit)
 }
 
+// DiagUnitLines are the Unit lines of the diagnostics file: none where
+// the clocks count instructions, as Diag then reports on the line.
+func (c Clocks) DiagUnitLines() []string {
+	if c.Icount {
+		return nil
+	}
+	return units.Select(true)
+}
+
 // UnitLines is the benchfmt metadata of Units (`Unit <name> <key>=<value>`)
 // for these clocks: where they count instructions, the units Report
 // reports instead.
 func (c Clocks) UnitLines() []string {
 	if !c.Icount {
-		return units.Lines
+		// Diagnostics go to their own file, with their Unit lines
+		// (DiagUnitLines).
+		return units.Select(false)
 	}
 	var out []string
 	for _, l := range units.Lines {

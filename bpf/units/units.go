@@ -66,6 +66,28 @@ var Lines = []string{
 	"Unit dispatcher-rank assume=exact",
 }
 
+// Diagnostic are the units that only ever go to the diagnostics file
+// (measure.Clocks.Diag): the figures that say how a row's figures were
+// made. Their Unit lines belong there, not before the results.
+var Diagnostic = map[string]bool{
+	"kernel-ns/op": true, "call-us": true, "core-ghz": true, "delta-rel": true, "remeasured": true,
+	"clock-disagree": true, "steal-frac": true, "gen-ns/pkt": true, "lost-pkts": true, "lost-frac": true,
+	"rx-cpu-busy": true, "remote-cpu-busy": true, "remote-cpu-wait": true, "remote-bound": true,
+	"remote-pps": true,
+}
+
+// Select is the Unit lines of Lines whose unit is (diag true) or is not
+// (false) Diagnostic.
+func Select(diag bool) []string {
+	var out []string
+	for _, l := range Lines {
+		if f := strings.Fields(l); len(f) >= 2 && Diagnostic[f[1]] == diag {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // Counted names unit in instructions, as Report writes it and the
 // claims report reads it back: each "ns" in it becomes "instrs" and each
 // "us" "kinstrs". Units that are no time (counts, fractions, bytes) stay

@@ -1,6 +1,7 @@
 package units
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,6 +36,26 @@ func TestCounted(t *testing.T) {
 		got, ok := Counted(u)
 		if ok && (strings.Contains("-"+got+"-", "-ns") || strings.Contains(got, "ns/") || strings.HasSuffix(got, "-us")) {
 			t.Errorf("declared unit %s counts as %s: still a time", u, got)
+		}
+	}
+}
+
+func TestSelectSplitsLines(t *testing.T) {
+	line, diag := Select(false), Select(true)
+	if len(line)+len(diag) != len(Lines) {
+		t.Fatalf("%d + %d Unit lines, want the %d of Lines", len(line), len(diag), len(Lines))
+	}
+	if len(diag) != len(Diagnostic) {
+		t.Errorf("%d diagnostic Unit lines for %d diagnostic units: a unit of Diagnostic has no Unit line", len(diag), len(Diagnostic))
+	}
+	for _, l := range line {
+		if strings.Contains(l, " steal-frac ") || strings.Contains(l, " call-us ") {
+			t.Errorf("a diagnostic's Unit line before the results: %s", l)
+		}
+	}
+	for _, want := range []string{"Unit ns/op ", "Unit cycles/op ", "Unit delta-ns/op ", "Unit contended-frac "} {
+		if !slices.ContainsFunc(line, func(l string) bool { return strings.HasPrefix(l, want) }) {
+			t.Errorf("no %q line before the results", want)
 		}
 	}
 }
