@@ -21,9 +21,6 @@ type Row struct {
 	// CallsMinusRets is calls (direct and indirect) minus returns per
 	// repetition, the median over the variant's calls, and its delta.
 	CallsMinusRets, DeltaCallsMinusRets float64
-	// BareRets are the returns outside every thunk (each return or
-	// retpoline thunk executes one ret of its own), and its delta.
-	BareRets, DeltaBareRets float64
 	// Top are the functions the variant ran most instructions in, per
 	// repetition, from the calls whose instruction count is the median's.
 	Top []Fn
@@ -113,26 +110,24 @@ func Rows(r *Raw) []Row {
 			continue
 		}
 		row := Row{Name: name, Timing: timing[name], Pairs: len(v)}
-		row.V, row.CallsMinusRets, row.BareRets = medians(v)
+		row.V, row.CallsMinusRets = medians(v)
 		row.Top = top(v, row.V[Instrs])
 		if b := pairs[key{name, "base"}]; len(b) > 0 {
 			row.HaveBase = true
-			var bcr, bbr float64
-			row.Base, bcr, bbr = medians(b)
+			var bcr float64
+			row.Base, bcr = medians(b)
 			for k := range row.Delta {
 				row.Delta[k] = row.V[k] - row.Base[k]
 			}
 			row.DeltaCallsMinusRets = row.CallsMinusRets - bcr
-			row.DeltaBareRets = row.BareRets - bbr
 		}
 		rows = append(rows, row)
 	}
 	return rows
 }
 
-// medians is the median of each kind over ps, of calls minus returns,
-// and of bare returns.
-func medians(ps []pair) (Counts, float64, float64) {
+// medians is the median of each kind over ps, and of calls minus returns.
+func medians(ps []pair) (Counts, float64) {
 	var c Counts
 	xs := make([]float64, len(ps))
 	for k := range c {
@@ -144,11 +139,7 @@ func medians(ps []pair) (Counts, float64, float64) {
 	for i, p := range ps {
 		xs[i] = p.counts[Calls] + p.counts[IndirectCalls] - p.counts[Rets]
 	}
-	cr := median(xs)
-	for i, p := range ps {
-		xs[i] = p.counts[Rets] - p.counts[ReturnThunks] - p.counts[Retpolines]
-	}
-	return c, cr, median(xs)
+	return c, median(xs)
 }
 
 func median(xs []float64) float64 {

@@ -50,6 +50,10 @@ const (
 	// depth (sar/shl $5 of a %gs: variable), in call thunks and
 	// call_depth_return_thunk.
 	DepthAccounting
+	// BareRets are the returns executed outside every thunk: those no
+	// retpoline or return thunk stands for (a thunk's own ret is not
+	// bare).
+	BareRets
 	// Undecoded are instructions the decoder could not read (counted in
 	// Instrs, in no other kind).
 	Undecoded
@@ -72,6 +76,7 @@ var kindUnits = [nKinds]string{
 	FineIBT:         "fineibt-checks/op",
 	Endbr:           "endbr/op",
 	DepthAccounting: "depth-updates/op",
+	BareRets:        "bare-rets/op",
 	Undecoded:       "undecoded/op",
 }
 
@@ -140,6 +145,9 @@ func profileOf(b *Block) profile {
 			continue
 		}
 		classify(&p.counts, inst)
+		if inst.Op == x86asm.RET && !thunkBody(sym.Name) {
+			p.counts[BareRets]++
+		}
 	}
 	return p
 }
@@ -213,6 +221,16 @@ func classify(c *Counts, in x86asm.Inst) {
 			}
 		}
 	}
+}
+
+// thunkBody says a function is a thunk or a part of one, whose ret
+// stands for another function's return: the thunks thunkKind names, and
+// the pieces they call or jump to (srso_safe_ret, the untraining
+// sequences).
+func thunkBody(name string) bool {
+	_, ok := thunkKind(name)
+	return ok || strings.HasPrefix(name, "__x86_indirect_thunk_") || strings.Contains(name, "safe_ret") ||
+		strings.Contains(name, "untrain_ret") || strings.HasPrefix(name, "__x86_return")
 }
 
 // thunkKind says which thunk a symbol starts, by the kernel's names

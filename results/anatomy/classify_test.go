@@ -25,7 +25,7 @@ func TestProfileClassifies(t *testing.T) {
 	p := profileOf(b)
 	want := map[Kind]float64{
 		Instrs: 12, Calls: 1, IndirectCalls: 1, IndirectJumps: 1, Rets: 1, Lfences: 1, Serialising: 1,
-		KCFIChecks: 1, FineIBT: 1, Endbr: 1, DepthAccounting: 1,
+		KCFIChecks: 1, FineIBT: 1, Endbr: 1, DepthAccounting: 1, BareRets: 1,
 	}
 	for k := Kind(0); k < nKinds; k++ {
 		if p.counts[k] != want[k] {
@@ -92,6 +92,21 @@ func TestThunkNames(t *testing.T) {
 	for _, name := range []string{"__x86_indirect_thunk_array", "srso_safe_ret", "bpf_test_run"} {
 		if _, ok := thunkKind(name); ok {
 			t.Errorf("%s counted as a thunk", name)
+		}
+	}
+}
+
+func TestBareRets(t *testing.T) {
+	syms := newSymbols([]Symbol{
+		{Addr: 0x100, Name: "srso_return_thunk"},
+		{Addr: 0x110, Name: "srso_safe_ret"},
+		{Addr: 0x200, Name: "__x86_indirect_thunk_rax"},
+		{Addr: 0x300, Name: "bpf_test_run"},
+	})
+	ret := [][]byte{{0xc3}}
+	for addr, bare := range map[uint64]float64{0x100: 0, 0x110: 0, 0x200: 0, 0x300: 1} {
+		if p := profileOf(&Block{Vaddr: addr, Insns: ret, Syms: syms}); p.counts[BareRets] != bare {
+			t.Errorf("a ret at %#x: bare-rets %v, want %v", addr, p.counts[BareRets], bare)
 		}
 	}
 }

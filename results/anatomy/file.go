@@ -35,12 +35,8 @@ func ConfigLines(path string) ([]string, error) {
 	return lines, s.Err()
 }
 
-// UnitCallsMinusRets is the unit of calls minus returns per repetition,
-// UnitBareRets of returns outside every thunk.
-const (
-	UnitCallsMinusRets = "calls-rets/op"
-	UnitBareRets       = "bare-rets/op"
-)
+// UnitCallsMinusRets is the unit of calls minus returns per repetition.
+const UnitCallsMinusRets = "calls-rets/op"
 
 // Write writes rows as a benchfmt file: the configuration lines, a Unit
 // line per unit (exact counts), and per row one result line, the
@@ -55,20 +51,18 @@ func Write(w io.Writer, config []string, rows []Row) error {
 	for k := Kind(0); k < nKinds; k++ {
 		fmt.Fprintf(bw, "Unit %s assume=exact\nUnit delta-%s assume=exact\n", k.Unit(), k.Unit())
 	}
-	for _, u := range []string{UnitCallsMinusRets, UnitBareRets} {
-		fmt.Fprintf(bw, "Unit %s assume=exact\nUnit delta-%s assume=exact\n", u, u)
-	}
+	fmt.Fprintf(bw, "Unit %s assume=exact\nUnit delta-%s assume=exact\n", UnitCallsMinusRets, UnitCallsMinusRets)
 	for _, r := range rows {
 		fmt.Fprintf(bw, "%s 1", r.Name)
 		for k := Kind(0); k < nKinds; k++ {
 			fmt.Fprintf(bw, " %.3f %s", r.V[k], k.Unit())
 		}
-		fmt.Fprintf(bw, " %.3f %s %.3f %s", r.CallsMinusRets, UnitCallsMinusRets, r.BareRets, UnitBareRets)
+		fmt.Fprintf(bw, " %.3f %s", r.CallsMinusRets, UnitCallsMinusRets)
 		if r.HaveBase {
 			for k := Kind(0); k < nKinds; k++ {
 				fmt.Fprintf(bw, " %.3f delta-%s", r.Delta[k], k.Unit())
 			}
-			fmt.Fprintf(bw, " %.3f delta-%s %.3f delta-%s", r.DeltaCallsMinusRets, UnitCallsMinusRets, r.DeltaBareRets, UnitBareRets)
+			fmt.Fprintf(bw, " %.3f delta-%s", r.DeltaCallsMinusRets, UnitCallsMinusRets)
 		}
 		fmt.Fprintln(bw)
 		for _, f := range r.Top {

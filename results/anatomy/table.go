@@ -19,7 +19,7 @@ var columns = []column{
 	{IndirectJumps.Unit(), "ijmps"},
 	{Rets.Unit(), "rets"},
 	{UnitCallsMinusRets, "calls-rets"},
-	{UnitBareRets, "bare-rets"},
+	{BareRets.Unit(), "bare-rets"},
 	{Retpolines.Unit(), "retpoline"},
 	{ReturnThunks.Unit(), "retthunk"},
 	{ITSThunks.Unit(), "its"},
