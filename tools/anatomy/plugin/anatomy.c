@@ -4,12 +4,22 @@
  *
  * The guest marks a window with two instructions no compiler emits, 7-byte
  * NOPs whose displacement spells "bpfA" (open) and "bpfZ" (close): see
- * bpf/measure/anatomy. Everything the vCPU executes between them is
- * counted, the kernel's code and interrupts included. At each close the
- * plugin writes the blocks that ran in the window and how often; a block
- * is described (its address and bytes) the first time it runs in one.
- * Which instructions a block holds, and what they are, is decided on the
- * host by tools/anatomy, with a real x86 decoder.
+ * bpf/measure/anatomy. What the vCPU executes between them is counted
+ * while it runs on the window's task, told by its kernel stack, which
+ * every call the kernel makes writes to (a task's stack is 16 KiB,
+ * aligned): code on another task's stack (after a context switch) or on
+ * the IRQ stack (an interrupt's handler) is left out, as the suite's
+ * thread clock leaves it out. So is what runs inside the functions the
+ * guest names before its first window (the scheduler, interrupt
+ * handlers, softirqs, on the task's own stack), from the call into one to
+ * the next call made from as high on the stack. The guest names a function by four
+ * loads, 16 bits of its address each, from a buffer whose base a first
+ * load gives, each after a NOP spelling "bpfB" (the base) or "bpfT" (a
+ * part). At each close the plugin writes the blocks that ran in the
+ * window and how often; a block is described (its address and bytes)
+ * the first time it runs in one. Which instructions a block holds, and
+ * what they are, is decided on the host by tools/anatomy, with a real x86
+ * decoder.
  *
  * Output, one record a line (out=FILE):
  *   B <id> <vaddr> <ninsns> <hex>.<hex>... a block, before its first use: each
@@ -80,6 +90,11 @@ struct block {
 /* Kernel addresses have the top bit set; a kernel stack is 16 KiB. */
 #define KERNEL(a) ((a) >> 63)
 #define STACK_SHIFT 14
+/*
+ * The cpu_entry_area, where an interrupt from user space lands before
+ * the kernel moves to the task's stack: a call made there is no task's.
+ */
+#define ENTRY_AREA(a) ((a) >= 0xfffffe0000000000ull && (a) < 0xfffffe8000000000ull)
 
 static FILE *out;
 static int open_window;
@@ -87,6 +102,7 @@ static uint64_t next_id, windows;
 /* The stack the last kernel call wrote to, the window's task's, and the
  * instructions a window left out. */
 static uint64_t cur_stack, win_stack, other;
+
 /* The slot the last kernel call wrote its return address to, and while
  * inside an excluded function the slot of the call that entered it. */
 static uint64_t last_call, excl_slot;
@@ -112,11 +128,17 @@ static void on_block(unsigned int vcpu, void *udata)
 		other += b->ninsns;
 		return;
 	}
+
 	if (b->gen != excl_gen) {
 		/* Named after the block was translated. */
 		b->gen = excl_gen;
+		/*
+		 * Holding the function's start, not starting there: with
+		 * call-depth tracking a call enters the accounting thunk in
+		 * the padding before the function and falls through.
+		 */
 		for (int i = 0; i < nexcl; i++)
-			if (excl[i] == b->vaddr)
+			if (excl[i] >= b->vaddr && excl[i] < b->vaddr + b->nbytes)
 				b->excluded = 1;
 	}
 	if (b->excluded && !excl_slot && win_stack)
@@ -177,6 +199,8 @@ static void on_call(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vadd
 	(void)vcpu;
 	(void)info;
 	(void)udata;
+	if (ENTRY_AREA(vaddr))
+		return;
 	cur_stack = vaddr >> STACK_SHIFT;
 	last_call = vaddr;
 	if (open_window && !win_stack)
