@@ -23,10 +23,13 @@ var layers = map[string]int{
 	"bpf/host/tracefs":             0,
 	"bpf/measure/robust":           0,
 	"bpf/measure/pattern":          0,
+	"bpf/measure/anatomy":          0, // the anatomy's window marks and log
 	"results/stat":                 0,
 	"bpf/host/syslock":             1,
 	"bpf/measure/gauge":            1,
 	"results/benchfile":            1,
+	"results/anatomy":              2,
+	"results/mechanism":            2,
 	"results/internal/resultstest": 0, // tests only
 	"bpf/internal/childtest":       2, // tests only
 	"bpf/host":                     2,
@@ -43,6 +46,7 @@ var layers = map[string]int{
 	"bench":                        7,
 	"results/report":               7,
 	"tools/contention":             7, // a probe of the machine, beside the suite
+	"tools/anatomy":                7,
 }
 
 // TestImportsRunOneWay parses every non-test Go file of the module and
