@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+
+	"bpfbench/results/stat"
 )
 
 // A Row is one row's anatomy: per repetition of its loop, what the
@@ -26,6 +29,10 @@ type Row struct {
 	Top []Fn
 	// Pairs is how many calls of the variant the figures come from.
 	Pairs int
+	// BPFInstrs is the variant's instructions per repetition in JIT'd
+	// BPF programs (bpf_prog_*), the median over its calls: a row whose
+	// windows ran none measured no program.
+	BPFInstrs float64
 }
 
 // An Fn is a function and the instructions per repetition run in it.
@@ -111,6 +118,15 @@ func Rows(r *Raw) []Row {
 		}
 		row := Row{Name: name, Timing: timing[name], Pairs: len(v)}
 		row.V, row.CallsMinusRets = medians(v)
+		bpfs := make([]float64, len(v))
+		for i, p := range v {
+			for f, n := range p.fns {
+				if strings.HasPrefix(f, "bpf_prog_") {
+					bpfs[i] += n
+				}
+			}
+		}
+		row.BPFInstrs = stat.Median(bpfs)
 		row.Top = top(v, row.V[Instrs])
 		if b := pairs[key{name, "base"}]; len(b) > 0 {
 			row.HaveBase = true
@@ -134,25 +150,12 @@ func medians(ps []pair) (Counts, float64) {
 		for i, p := range ps {
 			xs[i] = p.counts[k]
 		}
-		c[k] = median(xs)
+		c[k] = stat.Median(xs)
 	}
 	for i, p := range ps {
 		xs[i] = p.counts[Calls] + p.counts[IndirectCalls] - p.counts[Rets]
 	}
-	return c, median(xs)
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return c, stat.Median(xs)
 }
 
 // topN is how many functions a row lists.
@@ -198,14 +201,20 @@ func top(ps []pair, instrs float64) []Fn {
 // may lie on a row timed by the kernel's loop.
 const wholeTolerance = 0.05
 
-// Check says what is wrong with a row's figures: on a row timed by the
-// kernel's test_run loop, every event kind (all but Instrs) must come
-// out within wholeTolerance of a whole number per repetition.
+// Check says what is wrong with a row's figures: its windows must have
+// run BPF code, and on a row timed by the kernel's test_run loop every
+// event kind (all but Instrs) must come out within wholeTolerance of a
+// whole number per repetition.
 func (r Row) Check() []string {
-	if r.Timing != "kernel" {
-		return nil
-	}
 	var bad []string
+	// Every row runs a BPF program: test_run's, or the driver around a
+	// bpf_loop.
+	if r.BPFInstrs < 1 {
+		bad = append(bad, fmt.Sprintf("%s: %.2f instructions per op in BPF programs: its windows ran no program", r.Name, r.BPFInstrs))
+	}
+	if r.Timing != "kernel" {
+		return bad
+	}
 	check := func(what string, c Counts) {
 		for k := Calls; k < nKinds; k++ {
 			if d := math.Abs(c[k] - math.Round(c[k])); d > wholeTolerance {

@@ -34,7 +34,7 @@ func run(t *testing.T, noise map[int]int) string {
 	dir := t.TempDir()
 	var log, plugin strings.Builder
 	log.WriteString(kallsymsLines(t))
-	log.WriteString("P\nF ffffffffc0000000 16 bpf_prog_0123456789abcdef_drop\n")
+	log.WriteString("P\nF ffffffff81000000 6 bpf_prog_0123456789abcdef_drop\n")
 	plugin.WriteString("B 0 ffffffff81000000 2 e800000000.c3\n")
 	plugin.WriteString("B 1 ffffffff81001000 1 c3\n")
 	plugin.WriteString("B 2 ffffffffc0000000 5 90.90.90.90.90\n")
@@ -101,8 +101,11 @@ func TestRows(t *testing.T) {
 	if row.CallsMinusRets != -1 || row.V[BareRets] != 1 {
 		t.Errorf("calls-rets = %v, bare-rets = %v, want -1 and 1 (the thunk's ret is not bare)", row.CallsMinusRets, row.V[BareRets])
 	}
-	if len(row.Top) == 0 || row.Top[0].Name != "loop" || row.Top[0].Instrs != 2 {
-		t.Errorf("top = %v, want loop first with 2", row.Top)
+	if len(row.Top) == 0 || row.Top[0].Name != "bpf_prog_0123456789abcdef_drop" || row.Top[0].Instrs != 2 {
+		t.Errorf("top = %v, want the program first with 2", row.Top)
+	}
+	if row.BPFInstrs != 2 {
+		t.Errorf("BPF instructions per op %v, want the program's 2", row.BPFInstrs)
 	}
 	if bad := row.Check(); len(bad) != 0 {
 		t.Errorf("Check: %v", bad)
@@ -124,8 +127,20 @@ func TestReadRawCountsWindows(t *testing.T) {
 	}
 }
 
+func TestCheckNoProgram(t *testing.T) {
+	// Windows that counted the kernel's loop but no BPF program: a figure
+	// of no program, on either timing.
+	for _, timing := range []string{"kernel", "bpf_loop"} {
+		r := Row{Name: "BenchmarkX/v=a", Timing: timing, BPFInstrs: 0}
+		r.V[Instrs] = 95
+		if bad := r.Check(); len(bad) != 1 || !strings.Contains(bad[0], "ran no program") {
+			t.Errorf("%s: Check = %q, want it to say no program ran", timing, bad)
+		}
+	}
+}
+
 func TestCheckWholeNumbers(t *testing.T) {
-	r := Row{Name: "BenchmarkX/v=a", Timing: "kernel"}
+	r := Row{Name: "BenchmarkX/v=a", Timing: "kernel", BPFInstrs: 10}
 	r.V[Calls] = 1.07
 	if bad := r.Check(); len(bad) != 1 || !strings.Contains(bad[0], "calls/op") {
 		t.Errorf("Check = %v, want calls/op off a whole number", bad)
@@ -141,9 +156,9 @@ func TestChecksControls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	aa := Row{Name: "BenchmarkXDP/prog=aa/size=64", Timing: "kernel", HaveBase: true}
+	aa := Row{Name: "BenchmarkXDP/prog=aa/size=64", Timing: "kernel", HaveBase: true, BPFInstrs: 3}
 	aa.V[Instrs], aa.Base[Instrs] = 95.1, 95.1
-	add := Row{Name: "BenchmarkXDP/prog=add64/size=64", Timing: "kernel", HaveBase: true}
+	add := Row{Name: "BenchmarkXDP/prog=add64/size=64", Timing: "kernel", HaveBase: true, BPFInstrs: 67}
 	add.V[Instrs], add.Base[Instrs], add.Delta[Instrs] = 159.1, 95.1, 64
 	if bad, _ := Checks([]Row{aa, add}, res); len(bad) != 0 {
 		t.Errorf("controls that hold: %v", bad)
@@ -166,7 +181,7 @@ func TestChecksBPFLoopRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Row{Name: "BenchmarkT/target=helper", Timing: "bpf_loop"}
+	r := Row{Name: "BenchmarkT/target=helper", Timing: "bpf_loop", BPFInstrs: 12}
 	r.V[Instrs] = 26
 	bad, notes := Checks([]Row{r}, res)
 	if len(bad) != 0 || len(notes) != 1 {

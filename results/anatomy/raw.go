@@ -47,9 +47,6 @@ type BlockCount struct {
 // Raw is a run as the plugin and the guest's log recorded it.
 type Raw struct {
 	Windows []Window
-	// Unlogged is how many of the plugin's windows the guest's log does
-	// not name: windows after its last flush.
-	Unlogged int
 	// Notes are the plugin's and the log's remarks (X and E lines).
 	Notes []string
 }
@@ -248,12 +245,12 @@ func (r *Raw) readPlugin(f io.Reader, g *guestLog) error {
 			}
 			left = n
 			w = nil
+			// Windows after the guest's last flush (a test's own calls
+			// after the last family) are read and dropped.
 			if seq < len(g.windows) {
 				l := g.windows[seq]
 				r.Windows = append(r.Windows, Window{Seq: seq, Row: l.row, Stream: l.stream, Repeat: l.repeat, Timing: l.timing, Measured: l.measured, Other: other})
 				w = &r.Windows[len(r.Windows)-1]
-			} else {
-				r.Unlogged++
 			}
 		case "X":
 			r.Notes = append(r.Notes, "plugin: "+strings.Join(fs[1:], " "))
