@@ -182,7 +182,13 @@ func (r Rule) judge(files []*benchfile.File) []Outcome {
 				if b.Label("cfi") != "off" || !cfiPair(a, b) {
 					continue
 				}
-				va, ok1 := value(a, r.Row, r.Unit)
+				// FineIBT's check is the callee's: the same count, of
+				// another instruction sequence.
+				unit := r.Unit
+				if a.Label("cfi") == "fineibt" {
+					unit = strings.Replace(unit, "kcfi-checks", "fineibt-checks", 1)
+				}
+				va, ok1 := value(a, r.Row, unit)
 				vb, ok2 := value(b, r.Row, r.Unit)
 				if !ok1 || !ok2 {
 					continue

@@ -59,6 +59,14 @@ func TestPairs(t *testing.T) {
 		"BenchmarkTrampoline/target=helper/attach=fexit/progs=1 1 200 instrs/op 1 delta-calls-rets/op\n")
 	newer := file(t, "n.anatomy", "anatomy: qemu-tcg-plugin\nkernel: 7.3.4+deb13-cloud-amd64\ncfi: off\nretpoline: on\n"+
 		"BenchmarkTrampoline/target=helper/attach=fexit/progs=1 1 180 instrs/op 1 delta-calls-rets/op\n")
+	// The kCFI kernel booted with cfi=fineibt: its check is FineIBT's.
+	fineibt := file(t, "f.anatomy", "anatomy: qemu-tcg-plugin\nkernel: 6.12.118-bpfbench-kcfi\ncfi: fineibt\nretpoline: on\n"+
+		tc+" 1 98 instrs/op 0 delta-kcfi-checks/op 1 delta-fineibt-checks/op\n")
+	for _, o := range Judge([]*benchfile.File{fineibt, nocfi}) {
+		if o.Rule.IDs == "2.1" && o.Verdict != "in mechanism" {
+			t.Errorf("2.1 on a FineIBT boot: %s (%s)", o.Verdict, o.Counted)
+		}
+	}
 	// Debian's gcc-built 6.12 of the same release is no CFI pair.
 	debian := file(t, "d.anatomy", "anatomy: qemu-tcg-plugin\nkernel: 6.12.118+deb13-cloud-amd64\ncfi: off\nretpoline: on\n"+
 		tc+" 1 93 instrs/op 0 delta-kcfi-checks/op\n")
