@@ -4,13 +4,13 @@ package testutil
 
 import (
 	"os"
-	"runtime"
 	"testing"
 	"time"
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/syslock"
+	"bpfbench/bpf/sched"
 )
 
 // Lock returns the file of the system-wide lock, taking it for tb if the
@@ -44,8 +44,16 @@ func LoadXDP(tb testing.TB) *bpf.XDPObjects {
 	return &objs
 }
 
-// LastCPU is the highest-numbered CPU, the suite's default measuring CPU.
-func LastCPU() int { return runtime.NumCPU() - 1 }
+// LastCPU is the last CPU the process may run on, the suite's default
+// measuring CPU (sched.PickCPU with -1).
+func LastCPU() int {
+	allowed, _ := sched.AllowedCPUs()
+	cpu, err := sched.PickCPU(-1, allowed)
+	if err != nil {
+		return 0
+	}
+	return cpu
+}
 
 // Frame is a UDP frame of size bytes (bpf.UDPFrame), failing tb if it cannot be made.
 func Frame(tb testing.TB, size int) []byte {
