@@ -102,25 +102,35 @@ func countLinks() (int, error) {
 	return 0, fmt.Errorf("count BPF links: %w", err)
 }
 
-// Settled takes snapshots until two in a row agree, or wait has
-// passed: programs and links are freed asynchronously once their last
-// descriptor closes (an RCU grace period, or far longer on an emulated
-// CPU), so a snapshot taken just after a test may still count them.
+// settleQuiet is how long the state must stay the same to be settled.
+// Two snapshots 50 ms apart agreed while a busy machine still had 119
+// programs of an earlier test's child waiting to be freed.
+const settleQuiet = 500 * time.Millisecond
+
+// Settled takes snapshots until the state has stayed the same for
+// settleQuiet, or wait has passed: programs and links are freed
+// asynchronously once their last descriptor closes (an RCU grace period,
+// longer on a busy or emulated CPU), so a snapshot taken just after a
+// test may still count them.
 func Settled(wait time.Duration) (State, error) {
 	prev, err := Take()
 	if err != nil {
 		return prev, err
 	}
+	since := time.Now()
 	for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 		cur, err := Take()
 		if err != nil {
 			return cur, err
 		}
-		if prev.Diff(cur) == "" {
+		if prev.Diff(cur) != "" {
+			prev, since = cur, time.Now()
+			continue
+		}
+		if time.Since(since) >= settleQuiet {
 			return cur, nil
 		}
-		prev = cur
 	}
 	return prev, nil
 }
