@@ -38,7 +38,8 @@ type Row struct {
 // that every row sees the same mix of the machine's states and any two
 // rows compare as a pair (randomised multiple interleaved trials: Abedi
 // and Brecht, ICPE 2017). Only the rows that -test.bench selects are
-// measured (pattern.Selected). See docs/method.md#interleaved-rows.
+// measured (pattern.Selected), each for the time of the rows left out too
+// (Budget.Shared). See docs/method.md#interleaved-rows.
 func Family(b *testing.B, o BenchOptions, rows []Row) {
 	b.Helper()
 	type member struct {
@@ -52,20 +53,29 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 	}
 	members := make([]*member, len(rows))
 	var live []*member
+	candidates := 0
 	for i, row := range rows {
 		m := &member{row: row}
 		members[i] = m
 		if !o.Interleave {
 			m.row.Base = nil
 		}
-		if row.Skip == "" && row.Err == nil && pattern.Selected(b, row.Name) {
+		if row.Skip != "" || row.Err != nil {
+			continue
+		}
+		candidates++
+		if pattern.Selected(b, row.Name) {
 			live = append(live, m)
 		}
+	}
+	budget := o.Budget()
+	if !o.Clocks.Icount { // a count is exact however long it is taken
+		budget = budget.Shared(candidates, len(live))
 	}
 	if len(live) > 0 {
 		err := sched.Pinned(o.CPU, func() error {
 			for _, m := range live {
-				m.rec, m.x, m.err = newLoopRunner(b.Name()+"/"+m.row.Name, o.Budget(), m.row.V, m.row.Base, o)
+				m.rec, m.x, m.err = newLoopRunner(b.Name()+"/"+m.row.Name, budget, m.row.V, m.row.Base, o)
 			}
 			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))
 			for {

@@ -104,6 +104,20 @@ type Budget struct {
 	Max        time.Duration
 }
 
+// Shared is the budget of each of selected rows of a family of n: a time
+// budget grows by n/selected, so that a family measures as long whatever
+// -test.bench picks of it, and a row measured alone is at least as precise
+// as among its family (docs/method.md#selected-rows). A `-benchtime Nx`
+// budget stays as it is.
+func (b Budget) Shared(n, selected int) Budget {
+	if b.Units > 0 || selected <= 0 || n <= selected {
+		return b
+	}
+	b.Time = b.Time * time.Duration(n) / time.Duration(selected)
+	b.Max = b.Max * time.Duration(n) / time.Duration(selected)
+	return b
+}
+
 // BenchTime is Go's -benchtime flag as a Budget: the suite measures each
 // sub-benchmark once, for that long (or that many units), however Go would
 // ramp b.N.

@@ -175,3 +175,26 @@ func TestOrderIsABBA(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetShared: rows picked out of a family by -test.bench take the
+// time of the rows left out, so the family measures as long either way; a
+// `-benchtime Nx` budget is a count, the same for every row.
+func TestBudgetShared(t *testing.T) {
+	sec := Budget{Time: time.Second, Resolution: 0.1, Max: 4 * time.Second}
+	for _, tc := range []struct {
+		b           Budget
+		n, selected int
+		want        Budget
+	}{
+		{sec, 14, 1, Budget{Time: 14 * time.Second, Resolution: 0.1, Max: 56 * time.Second}},
+		{sec, 14, 7, Budget{Time: 2 * time.Second, Resolution: 0.1, Max: 8 * time.Second}},
+		{sec, 14, 14, sec},
+		{sec, 3, 2, Budget{Time: 1500 * time.Millisecond, Resolution: 0.1, Max: 6 * time.Second}},
+		{Budget{Units: 100}, 14, 1, Budget{Units: 100}},
+		{sec, 14, 0, sec},
+	} {
+		if got := tc.b.Shared(tc.n, tc.selected); got != tc.want {
+			t.Errorf("%+v.Shared(%d, %d) = %+v, want %+v", tc.b, tc.n, tc.selected, got, tc.want)
+		}
+	}
+}
