@@ -4,6 +4,7 @@
 SHELL     := bash
 GO        ?= go
 EXEC      ?= $(if $(filter 0,$(shell id -u)),,-exec sudo)
+SUDO      ?= $(if $(filter 0,$(shell id -u)),,sudo)
 COUNT     ?= 10
 BENCH     ?= .
 BENCHTIME ?= 1s
@@ -17,6 +18,7 @@ COMMIT    := $(shell git rev-parse --short HEAD 2>/dev/null)$(shell test -n "$$(
 LDFLAGS   := -X bpfbench/bpf/labels.Commit=$(COMMIT)
 RUNSTAMP  := $(shell date -u +%Y%m%dT%H%M%SZ)
 RESULTDIR ?= results
+BENCHBIN  ?= .cache/bench/bench.test
 # The machine, in the name: every VM's host is called vm. The CPU's vendor
 # and family-model (amd-26-2), as the cpu-vendor and cpu-family-model
 # labels say, which are what make compare pairs files by.
@@ -64,7 +66,7 @@ VMGOTEST   = KERNEL=$(VMKERNEL) VMEXEC_ACCEL=$(VMACCEL) $(if $(ICOUNT),VMEXEC_IC
 	$(if $(ANATOMY),VMEXEC_ANATOMY=$(abspath $(ANATOMYRAW)) VMEXEC_ANATOMY_PLUGIN=$(abspath $(ANATOMYSO))) CGO_ENABLED=0 $(GO) test -exec $(CURDIR)/tools/vmexec \
 	-ldflags '$(LDFLAGS)' -timeout $(VMTIMEOUT) -p 1
 
-.PHONY: help deps generate check-generate test bench aa smoke compare vmdeps kernels vmtest vmbench vmsmoke vmkernel
+.PHONY: help deps generate check-generate test bench benchbin aa smoke compare vmdeps kernels vmtest vmbench vmsmoke vmkernel
 
 help: ## list the targets and the variables they take
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -99,20 +101,27 @@ test: ## run the tests (as root, so the kernel is exercised)
 # minutes apart differ "significantly" by the machine's drift. Passes spread
 # each row's runs over the whole run, as the drift is, and benchstat's
 # spread includes it.
-bench: ## run the benchmarks in COUNT passes and save them under results/ (LABEL=... names the run)
+bench: benchbin ## run the benchmarks in COUNT passes and save them under results/ (LABEL=... names the run)
 	@mkdir -p $(RESULTDIR)
 	@set -o pipefail; for pass in $$(seq $(COUNT)); do \
-		BPFBENCH_RUNSTAMP=$(RUNSTAMP) $(GO) test $(EXEC) -ldflags '$(LDFLAGS)' -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count 1 ./bench -bpfbench.diag=$(abspath $(DIAG)) $(FLAGS) || exit 1; \
+		(cd bench && $(SUDO) env BPFBENCH_RUNSTAMP=$(RUNSTAMP) $(abspath $(BENCHBIN)) -test.run '^$$' -test.bench '$(BENCH)' -test.benchtime $(BENCHTIME) -test.count 1 -bpfbench.diag=$(abspath $(DIAG)) $(FLAGS)) || exit 1; \
 	done | tee $(RESULT)
 	@echo saved $(RESULT), diagnostics in $(DIAG)
+
+# The suite's test binary, built once for a run (both runs of an A/A pair):
+# every pass runs the same code and says the commit it was built from,
+# whatever is edited meanwhile.
+benchbin:
+	@mkdir -p $(dir $(BENCHBIN))
+	$(GO) test -c -ldflags '$(LDFLAGS)' -o $(BENCHBIN) ./bench
 
 # Two runs of one commit, one after the other, are what the machine's
 # noise allows between runs: make compare holds every row's move against
 # the newest such pair of the same machine (cpu-vendor, cpu-family-model,
 # virt) in results/aa/.
-aa: ## make this machine's A/A pair, make compare's noise floor: two make bench runs into results/aa/
-	$(MAKE) bench LABEL=aa1 RESULTDIR=results/aa
-	$(MAKE) bench LABEL=aa2 RESULTDIR=results/aa
+aa: benchbin ## make this machine's A/A pair, make compare's noise floor: two make bench runs into results/aa/
+	$(MAKE) bench LABEL=aa1 RESULTDIR=results/aa BENCHBIN=$(BENCHBIN) -o benchbin
+	$(MAKE) bench LABEL=aa2 RESULTDIR=results/aa BENCHBIN=$(BENCHBIN) -o benchbin
 
 smoke: ## run every benchmark briefly, failing if any fails (what CI does)
 	$(GO) test $(EXEC) -ldflags '$(LDFLAGS)' -run '^$$' -bench . -benchtime 100x -count 1 ./bench $(FLAGS)

@@ -228,14 +228,27 @@ func gitCommit() string {
 	if Commit != "" {
 		return Commit
 	}
+	return describeCommit(".")
+}
+
+// describeCommit is the commit checked out in dir, with -dirty when a
+// tracked file differs from it. An untracked file (the results of the
+// run before, lying in results/) changes no code, as the Makefile's
+// COMMIT says too.
+func describeCommit(dir string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", "rev-parse", "--short", "HEAD").Output()
+	git := func(args ...string) ([]byte, error) {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = dir
+		return cmd.Output()
+	}
+	out, err := git("rev-parse", "--short", "HEAD")
 	if err != nil {
 		return "unknown (git rev-parse HEAD failed)"
 	}
 	c := strings.TrimSpace(string(out))
-	if st, err := exec.CommandContext(ctx, "git", "status", "--porcelain").Output(); err != nil {
+	if st, err := git("status", "--porcelain", "--untracked-files=no"); err != nil {
 		c += "-unknown-status"
 	} else if len(bytes.TrimSpace(st)) > 0 {
 		c += "-dirty"

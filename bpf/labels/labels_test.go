@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -444,5 +445,51 @@ func TestQEMUCPU(t *testing.T) {
 		if got := qemuCPU(s); got != want {
 			t.Errorf("BPFBENCH_QEMU_CPU=%q: %q, want %q", env, got, want)
 		}
+	}
+}
+
+// TestDescribeCommit: a run's commit label is -dirty only when a tracked
+// file differs from the commit; the results of an earlier run, untracked
+// in the tree, leave it clean.
+func TestDescribeCommit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git on PATH")
+	}
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("init", "-q")
+	write("code.go", "package x\n")
+	git("add", "code.go")
+	git("commit", "-q", "-m", "one")
+	head := git("rev-parse", "--short", "HEAD")
+
+	write("results/20261204T000000Z-aa1.txt", "BenchmarkX 1 1 ns/op\n")
+	if got := describeCommit(dir); got != head {
+		t.Errorf("with an untracked results file: %q, want %q", got, head)
+	}
+	write("code.go", "package y\n")
+	if got := describeCommit(dir); got != head+"-dirty" {
+		t.Errorf("with a tracked file changed: %q, want %q", got, head+"-dirty")
+	}
+	if got := describeCommit(t.TempDir()); !strings.HasPrefix(got, "unknown") {
+		t.Errorf("outside a checkout: %q, want unknown", got)
 	}
 }

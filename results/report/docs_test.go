@@ -92,3 +92,44 @@ func TestDocumentedCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestMakeVariables: make help names the variables the README tells a
+// user to set, FLAGS reaches every run of the suite, and make aa builds
+// the suite once for both its runs, so the pair is of one commit.
+func TestMakeVariables(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make on PATH")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(args ...string) string {
+		t.Helper()
+		c := exec.Command("make", append([]string{"--no-print-directory", "-C", root}, args...)...)
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	help := mk("help")
+	for _, v := range []string{"COUNT=", "BENCH=", "LABEL=", "FLAGS=", "KERNEL=", "ICOUNT=", "ANATOMY=", "VMEXEC_CMDLINE=", "BOOTS="} {
+		if !strings.Contains(help, "  "+v) {
+			t.Errorf("make help does not list %s:\n%s", v, help)
+		}
+	}
+	const flag = "-bpfbench.cpu=1"
+	for _, target := range []string{"bench", "smoke", "vmbench"} {
+		if out := mk("-n", target, "FLAGS="+flag, "KERNEL=7.3"); !strings.Contains(out, flag) {
+			t.Errorf("make -n %s FLAGS=%s: the flag reaches no command:\n%s", target, flag, out)
+		}
+	}
+	aa := mk("-n", "aa", "FLAGS="+flag)
+	if n := strings.Count(aa, "go test -c"); n != 1 {
+		t.Errorf("make -n aa builds the suite %d times, want once:\n%s", n, aa)
+	}
+	if n := strings.Count(aa, ".cache/bench/bench.test -test.run"); n != 2 {
+		t.Errorf("make -n aa runs the built suite in %d loops, want 2:\n%s", n, aa)
+	}
+}
