@@ -2,9 +2,13 @@ package verdict
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"bpfbench/results/benchfile"
+
+	"github.com/aclements/go-moremath/stats"
 )
 
 // The A/A control rows: a family's baseline measured against itself
@@ -51,14 +55,46 @@ func control(f *benchfile.File) (runs, misses int) {
 
 // controlFails says why the file's intervals cannot be trusted, or "":
 // its A/A runs missed 0 more often than honest 95% intervals would with
-// probability controlMissAlpha.
+// probability controlMissAlpha, or a family's A/A deltas lean (controlLeans).
 func controlFails(f *benchfile.File) string {
 	runs, misses := control(f)
 	if runs == 0 || binomialTail(runs, misses, 0.05) >= controlMissAlpha {
-		return ""
+		return controlLeans(f)
 	}
 	return fmt.Sprintf("%s fails its A/A control: %d of %d runs of the baseline against itself have an interval that misses 0 (honest 95%% intervals do that this often with probability %.2g): its intervals are too narrow for its machine",
 		f.Stem(), misses, runs, binomialTail(runs, misses, 0.05))
+}
+
+// leanMinRuns is the fewest A/A runs of a family that can show a lean.
+const leanMinRuns = 10
+
+// controlLeans says which family's A/A control deltas lean, or "": over the
+// file's runs of a family's control rows, a t-test of their mean against
+// 0 at controlMissAlpha. Each run's interval may still cover 0, but a
+// control whose deltas sit on one side, run after run, says the family's
+// deltas carry that bias (docs/method.md#the-estimators).
+func controlLeans(f *benchfile.File) string {
+	deltas := map[string][]float64{}
+	for _, name := range f.Names {
+		for _, r := range f.Runs[name] {
+			if d, ok := r.Values["delta-ns/op"]; ok && isControl(r.Name) {
+				deltas[r.Name.Family] = append(deltas[r.Name.Family], d)
+			}
+		}
+	}
+	for _, fam := range slices.Sorted(maps.Keys(deltas)) {
+		d := deltas[fam]
+		if len(d) < leanMinRuns {
+			continue
+		}
+		t, err := stats.OneSampleTTest(stats.Sample{Xs: d}, 0, stats.LocationDiffers)
+		if err != nil || t.P >= controlMissAlpha {
+			continue
+		}
+		return fmt.Sprintf("%s fails its A/A control: %s's runs of the baseline against itself lean, mean %+.3f ns over %d runs (t-test p=%.2g): its deltas carry a bias of that size",
+			f.Stem(), fam, stats.Mean(d), len(d), t.P)
+	}
+	return ""
 }
 
 // binomialTail is P(X >= k) for X ~ Binomial(n, p).
