@@ -18,15 +18,6 @@
 #include "include/common.h"
 #include "include/queues.h"
 
-
-/* Frames seen by the receiver, per CPU and RX queue: replaced by attach.c's. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, MAX_QUEUES + 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} rx_count SEC(".maps");
-
 /* Key: RX queue; value: the AF_XDP socket bound to it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);

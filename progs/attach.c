@@ -47,14 +47,6 @@ struct {
 	__type(value, __u32);
 } gen_tx SEC(".maps");
 
-/* Frames seen by the receiver, per CPU and RX queue. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, MAX_QUEUES + 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} rx_count SEC(".maps");
-
 /* Frames the receiver sent back that arrived at the sink, per CPU and RX queue. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -28,14 +28,6 @@
 /* The CPU frames are redirected to, fixed by the loader. */
 volatile const __u32 target_cpu = 0;
 
-/* Frames seen by the redirecting program, per CPU and RX queue: replaced by attach.c's. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, MAX_QUEUES + 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} rx_count SEC(".maps");
-
 /* Key: CPU; value: its queue size and program. */
 struct {
 	__uint(type, BPF_MAP_TYPE_CPUMAP);

@@ -10,6 +10,19 @@
 #define MAX_QUEUES 64
 
 /*
+ * Frames seen by the receiver, per CPU and RX queue. Every object that
+ * receives real frames has it, and the loader gives afxdp.c's and
+ * cpumap.c's programs attach.c's map in place of their own, so the rig
+ * counts all receivers in one.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_QUEUES + 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} rx_count SEC(".maps");
+
+/*
  * count adds one at key (an RX queue, or 0) of a PERCPU_ARRAY of
  * MAX_QUEUES + 1 counters. Per CPU, because these programs run on several
  * CPUs at once and a plain global counter would race.
