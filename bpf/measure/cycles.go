@@ -10,7 +10,7 @@ import (
 // Cycles is stream s's cost per unit in cycles: each call's cost over the
 // cycle length measured right after it, the median over the calls that
 // have one (a chain whose clock did not advance has none). NaN when none
-// has (see sizing.Cycles and gauge.CycleNs).
+// has (see sizing.Cycles and gauge.Reading).
 //
 // The median, not Location's low quantile: a time's errors only add (the
 // low quantile finds the calls nothing slowed), but a call's cycles err

@@ -13,7 +13,8 @@ import (
 // instruction-counting guest (QEMU's -icount) instructions, every clock
 // advancing 2^Shift ns per instruction. The benchmarks learn it once
 // (probe.Icount) and give it to the engine in BenchOptions: the engine
-// reads no global state.
+// does not probe the machine. (It reads testing's -test.bench and
+// -test.benchtime: BenchTime, pattern.Selected.)
 type Clocks struct {
 	Icount bool
 	Shift  int

@@ -194,10 +194,6 @@ func (c *Chase) Time() float64 {
 	return float64(best)
 }
 
-// CycleNs is the length in ns of one cycle of the calling thread's CPU
-// (Reading.CycleNs).
-func CycleNs() float64 { return Read().CycleNs }
-
 // pow3 is 3^k mod 2^64, what mulChain(k/8) returns.
 func pow3(k uint64) uint64 {
 	p := uint64(1)
