@@ -42,9 +42,9 @@ var afxdpVariants = []afxdpVariant{
 // kernelReceiver is the XDP program that does app in the kernel.
 func (v afxdpVariant) kernelReceiver() rig.Receiver {
 	if v.app.Echoes() {
-		return rig.Receiver{Action: rig.Tx, Mode: rig.Native, Work: rig.WorkTouch}
+		return rig.Receiver{Action: rig.Tx, Mode: bpf.XDPNative, Work: rig.WorkTouch}
 	}
-	return rig.Receiver{Action: rig.Drop, Mode: rig.Native, Work: rig.WorkDrop}
+	return rig.Receiver{Action: rig.Drop, Mode: bpf.XDPNative, Work: rig.WorkDrop}
 }
 
 // BenchmarkAFXDP answers: what does it cost per packet to hand frames to
@@ -128,7 +128,7 @@ func (v afxdpVariant) socket(b *testing.B, run *remoteRun, objs *bpf.AfxdpObject
 		work, wait, err := times()
 		return done.Load(), work, wait, err
 	}}
-	r := rig.Receiver{Mode: rig.Native, Ext: &rig.Ext{
+	r := rig.Receiver{Mode: bpf.XDPNative, Ext: &rig.Ext{
 		Name:      fmt.Sprintf("AF_XDP %s %s, queue %d", v.mode, v.app, queue),
 		Prog:      objs.XskRedirect,
 		Echoes:    v.app.Echoes(),

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/iface"
 	"bpfbench/bpf/probe"
@@ -54,7 +55,7 @@ type attachVariant struct {
 	// action, mode and prog are the rig's receiver; all empty for the
 	// generator alone (named none).
 	action rig.Action
-	mode   rig.Mode
+	mode   bpf.XDPMode
 	prog   rig.Work
 	// dispatcher is direct (no fillers), full (the receiver attached with
 	// the dispatcher full, so it is called through the fallback) or k47
@@ -102,8 +103,8 @@ func (v attachVariant) reference() (attachVariant, bool) {
 		ref.action = rig.Tx
 	case v.action != rig.Drop:
 		ref.action = rig.Drop
-	case v.mode == rig.Generic:
-		ref.mode = rig.Native
+	case v.mode == bpf.XDPGeneric:
+		ref.mode = bpf.XDPNative
 	default:
 		return v, false
 	}
@@ -132,20 +133,20 @@ func attachVariants(sweep bool) []attachVariant {
 	vs := []attachVariant{{dispatcher: "direct"}}
 	if !sweep {
 		return append(vs,
-			attachVariant{rig.Drop, rig.Native, rig.WorkDrop, "direct"},
-			attachVariant{rig.Pass, rig.Native, rig.WorkDrop, "direct"},
-			attachVariant{rig.Tx, rig.Native, rig.WorkDrop, "direct"},
-			attachVariant{rig.Redirect, rig.Native, rig.WorkDrop, "direct"},
-			attachVariant{rig.Drop, rig.Generic, rig.WorkDrop, "direct"},
-			attachVariant{rig.Pass, rig.Generic, rig.WorkDrop, "direct"},
-			attachVariant{rig.Tx, rig.Generic, rig.WorkDrop, "direct"},
-			attachVariant{rig.Drop, rig.Native, rig.WorkParse, "direct"},
-			attachVariant{rig.Drop, rig.Native, rig.WorkTouch, "direct"},
-			attachVariant{rig.Drop, rig.Native, rig.WorkDrop, "full"},
-			attachVariant{rig.Drop, rig.Generic, rig.WorkDrop, "full"},
+			attachVariant{rig.Drop, bpf.XDPNative, rig.WorkDrop, "direct"},
+			attachVariant{rig.Pass, bpf.XDPNative, rig.WorkDrop, "direct"},
+			attachVariant{rig.Tx, bpf.XDPNative, rig.WorkDrop, "direct"},
+			attachVariant{rig.Redirect, bpf.XDPNative, rig.WorkDrop, "direct"},
+			attachVariant{rig.Drop, bpf.XDPGeneric, rig.WorkDrop, "direct"},
+			attachVariant{rig.Pass, bpf.XDPGeneric, rig.WorkDrop, "direct"},
+			attachVariant{rig.Tx, bpf.XDPGeneric, rig.WorkDrop, "direct"},
+			attachVariant{rig.Drop, bpf.XDPNative, rig.WorkParse, "direct"},
+			attachVariant{rig.Drop, bpf.XDPNative, rig.WorkTouch, "direct"},
+			attachVariant{rig.Drop, bpf.XDPNative, rig.WorkDrop, "full"},
+			attachVariant{rig.Drop, bpf.XDPGeneric, rig.WorkDrop, "full"},
 		)
 	}
-	for _, mode := range rig.Modes {
+	for _, mode := range bpf.XDPModes {
 		for _, action := range rig.Actions {
 			for _, prog := range rig.Works {
 				vs = append(vs, attachVariant{action, mode, prog, "direct"})
@@ -215,7 +216,7 @@ func BenchmarkAttach(b *testing.B) {
 				msg += fmt.Sprintf("; delta-ns/pkt %.2f%s against %s", last.Delta, pm(last.DeltaCI95), refv.name())
 			}
 			if !r.GeneratorOnly() {
-				msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + indent(rig.QueueTable(last.Total.RX), "  ")
+				msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + indent(last.Total.RX.Table(), "  ")
 			}
 			say(b, v.name(), msg)
 		}
@@ -329,7 +330,7 @@ func ifaceVerdict(s iface.Sample) string {
 	default:
 		fmt.Fprintf(&msg, "NOT RECEIVER-BOUND: busiest receiving CPU %.0f%% in softirq and no NIC drops: pps is the offered rate, not the receiver's capacity; ns/pkt is still its CPU cost", 100*busy)
 	}
-	fmt.Fprintf(&msg, "\n  frames per RX queue and CPU over %v:\n%s", s.Duration.Round(time.Millisecond), indent(rig.QueueTable(s.RX), "  "))
+	fmt.Fprintf(&msg, "\n  frames per RX queue and CPU over %v:\n%s", s.Duration.Round(time.Millisecond), indent(s.RX.Table(), "  "))
 	return msg.String()
 }
 

@@ -79,7 +79,7 @@ func BenchmarkCpumap(b *testing.B) {
 	}), "load the cpumap programs")
 	b.Cleanup(func() { objs.Close() })
 	snmp := openSNMP(b, run.t.NS)
-	inPlace := rig.Receiver{Action: rig.Drop, Mode: rig.Native, Work: rig.WorkDrop}
+	inPlace := rig.Receiver{Action: rig.Drop, Mode: bpf.XDPNative, Work: rig.WorkDrop}
 	var rows []remoteRow
 	for _, v := range cpumapVariants {
 		row := remoteRow{name: v.name(), kernel: &inPlace}
@@ -115,7 +115,7 @@ func (v cpumapVariant) redirectPath(b *testing.B, run *remoteRun, objs *bpf.Cpum
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := rig.Receiver{Mode: rig.Native, Ext: &rig.Ext{
+	r := rig.Receiver{Mode: bpf.XDPNative, Ext: &rig.Ext{
 		Name:      fmt.Sprintf("XDP_REDIRECT to CPU %d, dropped by %s", run.remote, v.drop),
 		Prog:      objs.CpuRedirect,
 		Delivered: kthread.watch(count),

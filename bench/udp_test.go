@@ -99,7 +99,7 @@ func BenchmarkUDP(b *testing.B) {
 // noSocket is the first row: the frames passed to the stack and dropped
 // at UDP, which the namespace's Udp NoPorts counter must count.
 func noSocket(snmp *snmpFile) remotePath {
-	r := rig.Receiver{Action: rig.Pass, Mode: rig.Native, Work: rig.WorkDrop}
+	r := rig.Receiver{Action: rig.Pass, Mode: bpf.XDPNative, Work: rig.WorkDrop}
 	r.Ext = &rig.Ext{Name: "XDP_PASS to the stack, no socket (Udp NoPorts)", Delivered: func() (uint64, error) { return snmp.read("Udp", "NoPorts") }}
 	return remotePath{r: r, verdict: func(b *testing.B, res rig.TrafficResult, lost float64) string {
 		return attachVerdict(r, res) + fmt.Sprintf("\n  Udp NoPorts counted %d of %d frames the receiver passed", res.Total.Delivered(r), res.Total.Received())
@@ -138,7 +138,7 @@ func (v udpVariant) socket(b *testing.B, run *remoteRun, snmp *snmpFile) remoteP
 		drops += d - d0
 		return joinErr(err, st.after())
 	}
-	r := rig.Receiver{Action: rig.Pass, Mode: rig.Native, Work: rig.WorkDrop, Ext: &rig.Ext{
+	r := rig.Receiver{Action: rig.Pass, Mode: bpf.XDPNative, Work: rig.WorkDrop, Ext: &rig.Ext{
 		Name:      fmt.Sprintf("XDP_PASS to a UDP socket read with %s on CPU %d", v.recv, run.remote),
 		Delivered: st.watch(func() (uint64, error) { return rx.dgrams.Load(), nil }),
 		Before:    before,

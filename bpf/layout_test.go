@@ -41,8 +41,8 @@ var layers = map[string]int{
 	"results/plots":                3,
 	"bpf/measure":                  4,
 	"results/verdict":              4,
+	"bpf/iface":                    3, // a user's NIC: below the veth rig, not on it
 	"bpf/rig":                      5,
-	"bpf/iface":                    6,
 	"bench":                        7,
 	"results/report":               7,
 	"tools/contention":             7, // a probe of the machine, beside the suite

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"bpfbench/bpf"
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
@@ -279,7 +279,7 @@ func (ifc Device) link(fn func(netlink.Link) error) error {
 // link's cleanup, registered with tb.Cleanup, detaches it and
 // fails tb unless the device is back to the XDP state it had before; a
 // bpf_link also detaches by itself if the process dies.
-func Attach(tb testing.TB, ifc Device, prog *ebpf.Program) (l link.Link, mode rig.Mode, nativeErr error) {
+func Attach(tb testing.TB, ifc Device, prog *ebpf.Program) (l link.Link, mode bpf.XDPMode, nativeErr error) {
 	tb.Helper()
 	before, err := ifc.xdpState()
 	if err != nil {
@@ -290,12 +290,12 @@ func Attach(tb testing.TB, ifc Device, prog *ebpf.Program) (l link.Link, mode ri
 	}
 	err = ifc.Do(func() error {
 		var err error
-		for _, mode = range rig.Modes {
+		for _, mode = range bpf.XDPModes {
 			flags, _ := mode.Flags()
 			if l, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index, Flags: flags}); err == nil {
 				return nil
 			}
-			if mode == rig.Native {
+			if mode == bpf.XDPNative {
 				nativeErr = err
 			}
 		}
@@ -320,7 +320,7 @@ func Attach(tb testing.TB, ifc Device, prog *ebpf.Program) (l link.Link, mode ri
 
 // Sample is what a real-NIC run saw.
 type Sample struct {
-	RX       [][]uint64 // frames per [queue][cpu]
+	RX       bpf.QueueCounts // frames per queue and CPU
 	Duration time.Duration
 	// Softirq and Elapsed are per-CPU time in softirq (where XDP runs, in
 	// NAPI) and wall time, from /proc/stat ticks (USER_HZ, 10 ms).
@@ -332,7 +332,7 @@ type Sample struct {
 }
 
 // Packets sums RX.
-func (s Sample) Packets() uint64 { return rig.Counts{RX: s.RX}.Received() }
+func (s Sample) Packets() uint64 { return s.RX.Sum() }
 
 // PerCPU sums RX per CPU.
 func (s Sample) PerCPU() []uint64 {
@@ -383,8 +383,8 @@ func (s Sample) Busy() float64 {
 // CPU, and each receiving CPU's softirq share), and returns the totals.
 func Measure(ifc Device, rxCount *ebpf.Map, d, interval time.Duration, w io.Writer) (Sample, error) {
 	var s Sample
-	read := func() ([][]uint64, []sched.CPUTicks, uint64, error) {
-		rx, err := rig.ReadQueues(rxCount, ifc.Queues)
+	read := func() (bpf.QueueCounts, []sched.CPUTicks, uint64, error) {
+		rx, err := bpf.ReadQueues(rxCount, ifc.Queues)
 		if err != nil {
 			return nil, nil, 0, err
 		}
@@ -409,7 +409,7 @@ func Measure(ifc Device, rxCount *ebpf.Map, d, interval time.Duration, w io.Writ
 		}
 		now := time.Now()
 		elapsed = now.Sub(start)
-		delta := rig.Counts{RX: rx}.Sub(rig.Counts{RX: prevRX}).RX
+		delta := rx.Sub(prevRX)
 		fmt.Fprint(w, rateTable(ifc, delta, prevT, ticks, now.Sub(prevAt), elapsed))
 		prevRX, prevT, prevAt = rx, ticks, now
 	}
@@ -418,7 +418,7 @@ func Measure(ifc Device, rxCount *ebpf.Map, d, interval time.Duration, w io.Writ
 		return s, err
 	}
 	s.Duration = time.Since(start)
-	s.RX = rig.Counts{RX: rx1}.Sub(rig.Counts{RX: rx0}).RX
+	s.RX = rx1.Sub(rx0)
 	for cpu := range min(len(t0), len(t1)) {
 		s.Softirq = append(s.Softirq, sched.TicksDur(t1[cpu].Softirq-t0[cpu].Softirq))
 		s.Elapsed = append(s.Elapsed, sched.TicksDur(t1[cpu].Total-t0[cpu].Total))
@@ -427,7 +427,7 @@ func Measure(ifc Device, rxCount *ebpf.Map, d, interval time.Duration, w io.Writ
 	return s, nil
 }
 
-func rateTable(ifc Device, delta [][]uint64, t0, t1 []sched.CPUTicks, dt, elapsed time.Duration) string {
+func rateTable(ifc Device, delta bpf.QueueCounts, t0, t1 []sched.CPUTicks, dt, elapsed time.Duration) string {
 	var b strings.Builder
 	sec := dt.Seconds()
 	// Not "word: ...": benchfmt would read a configuration line.
@@ -437,7 +437,7 @@ func rateTable(ifc Device, delta [][]uint64, t0, t1 []sched.CPUTicks, dt, elapse
 	for q, row := range delta {
 		name := strconv.Itoa(q)
 		if q == len(delta)-1 {
-			name = fmt.Sprintf(">=%d", rig.MaxQueues)
+			name = fmt.Sprintf(">=%d", bpf.MaxQueues)
 		}
 		for cpu, v := range row {
 			if v == 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
@@ -209,7 +210,7 @@ func TestAttachRestores(t *testing.T) {
 	rs := rig.LoadReceivers(t)
 	t.Run("attached", func(t *testing.T) {
 		l, mode, nativeErr := Attach(t, ifc, rs.Prog(rig.Drop, rig.WorkDrop))
-		if mode != rig.Native || nativeErr != nil {
+		if mode != bpf.XDPNative || nativeErr != nil {
 			t.Errorf("veth has native XDP, got %s (%v)", mode, nativeErr)
 		}
 		if err := l.Update(rs.Prog(rig.Pass, rig.WorkParse)); err != nil {

@@ -9,7 +9,6 @@ import (
 	"bpfbench/bpf/probe"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
 )
 
 // Real frames through XDP on a device.
@@ -76,29 +75,6 @@ func (a Action) verdict() uint32 {
 // echoes says frames with this verdict go back out of B, to A's sink.
 func (a Action) echoes() bool { return a == Tx || a == Redirect }
 
-// A Mode is where on B a receiver runs.
-type Mode string
-
-// The attach modes.
-const (
-	Native  Mode = "native"  // the veth driver's NAPI poll
-	Generic Mode = "generic" // the stack's receive path, on an skb
-)
-
-// Modes are both attach modes.
-var Modes = []Mode{Native, Generic}
-
-// Flags are the mode's XDP attach flags (false for an unknown mode).
-func (m Mode) Flags() (link.XDPAttachFlags, bool) {
-	switch m {
-	case Native:
-		return link.XDPDriverMode, true
-	case Generic:
-		return link.XDPGenericMode, true
-	}
-	return 0, false
-}
-
 // A Work is what a rig receiver does with a frame before its verdict.
 type Work string
 
@@ -133,7 +109,7 @@ type Receiver struct {
 	// Action is the rig program's verdict.
 	Action Action
 	// Mode is where the receiver runs.
-	Mode Mode
+	Mode bpf.XDPMode
 	// Work is what the rig program does before its verdict.
 	Work Work
 	// Fill is how many filler programs (see Filler) are attached to devices
@@ -190,7 +166,7 @@ func (r Receiver) check() error {
 		return nil
 	}
 	if _, ok := r.Mode.Flags(); !ok {
-		return fmt.Errorf("receiver mode %q: want %v", r.Mode, Modes)
+		return fmt.Errorf("receiver mode %q: want %v", r.Mode, bpf.XDPModes)
 	}
 	if r.ownProg() {
 		if r.Action != "" || r.Work != "" {

@@ -32,9 +32,6 @@ const (
 	// first frames after a change of attachments pay for a cold dispatcher
 	// and page pool, and RCU callbacks from the change land there.
 	trafficWarm = 64 * TrafficBatch
-	// MaxQueues is MAX_QUEUES in progs/attach.c: queue indexes at or above it
-	// are counted in slot MaxQueues.
-	MaxQueues = 64
 )
 
 // Traffic is the veth rig: namespace, devices, generator and receivers.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/internal/testutil"
 	"bpfbench/bpf/measure"
@@ -23,7 +24,7 @@ import (
 func TestTrafficCatchesVanishedFrames(t *testing.T) {
 	host.RequireRoot(t)
 	tr := NewTraffic(t, 2)
-	r := Receiver{Action: Drop, Mode: Generic, Work: WorkDrop}
+	r := Receiver{Action: Drop, Mode: bpf.XDPGeneric, Work: WorkDrop}
 	err := sched.Pinned(testutil.LastCPU(), func() error {
 		if err := tr.Set(r); err != nil {
 			return err
@@ -55,8 +56,8 @@ func TestTrafficCatchesVanishedFrames(t *testing.T) {
 func TestTrafficBenchAccounts(t *testing.T) {
 	host.RequireRoot(t)
 	tr := NewTraffic(t, 2)
-	r := Receiver{Action: Tx, Mode: Native, Work: WorkDrop}
-	ref := Receiver{Action: Drop, Mode: Native, Work: WorkDrop}
+	r := Receiver{Action: Tx, Mode: bpf.XDPNative, Work: WorkDrop}
+	ref := Receiver{Action: Drop, Mode: bpf.XDPNative, Work: WorkDrop}
 	o := measure.BenchOptions{CPU: testutil.LastCPU(), CallTime: time.Millisecond, Interleave: true}
 	res := benchFrames(t, 200_000, func(b *testing.B) TrafficResult { return tr.Bench(b, r, &ref, o, nil) })
 	if !res.HaveGen || !res.HaveDelta || res.Rounds < 1 {
@@ -113,7 +114,7 @@ func benchFrames(t *testing.T, frames int, bench func(*testing.B) TrafficResult)
 func TestTrafficFullDispatcher(t *testing.T) {
 	host.RequireRoot(t)
 	tr := NewTraffic(t, 2)
-	r := Receiver{Action: Drop, Mode: Native, Work: WorkDrop}
+	r := Receiver{Action: Drop, Mode: bpf.XDPNative, Work: WorkDrop}
 	r.Fill = tr.FullFill(r)
 	if got := r.Fill + 2; got != DispatcherMax {
 		t.Fatalf("fillers and generators make %d programs, want %d", got, DispatcherMax)
@@ -160,12 +161,12 @@ func countXDPLinks(t *testing.T) int {
 
 func TestReceiverCheck(t *testing.T) {
 	for _, r := range []Receiver{
-		{Action: "abort", Mode: Native, Work: WorkDrop},
+		{Action: "abort", Mode: bpf.XDPNative, Work: WorkDrop},
 		{Action: Drop, Mode: "offload", Work: WorkDrop},
-		{Action: Drop, Mode: Native, Work: "jump"},
-		{Action: Drop, Mode: Native, Work: WorkDrop, Fill: DispatcherMax + 1},
+		{Action: Drop, Mode: bpf.XDPNative, Work: "jump"},
+		{Action: Drop, Mode: bpf.XDPNative, Work: WorkDrop, Fill: DispatcherMax + 1},
 		{Action: Drop, Work: WorkDrop},
-		{Action: Drop, Mode: Native, Work: WorkDrop, Ext: &Ext{Name: "own", Prog: &ebpf.Program{}}},
+		{Action: Drop, Mode: bpf.XDPNative, Work: WorkDrop, Ext: &Ext{Name: "own", Prog: &ebpf.Program{}}},
 	} {
 		if err := r.check(); err == nil {
 			t.Errorf("%+v: accepted", r)
@@ -173,15 +174,15 @@ func TestReceiverCheck(t *testing.T) {
 	}
 	for _, r := range []Receiver{
 		{},
-		{Action: Pass, Mode: Generic, Work: WorkTouch},
-		{Action: Pass, Mode: Native, Work: WorkDrop, Ext: &Ext{Name: "hooks"}},
-		{Mode: Native, Ext: &Ext{Name: "own", Prog: &ebpf.Program{}}},
+		{Action: Pass, Mode: bpf.XDPGeneric, Work: WorkTouch},
+		{Action: Pass, Mode: bpf.XDPNative, Work: WorkDrop, Ext: &Ext{Name: "hooks"}},
+		{Mode: bpf.XDPNative, Ext: &Ext{Name: "own", Prog: &ebpf.Program{}}},
 	} {
 		if err := r.check(); err != nil {
 			t.Errorf("%+v: %v", r, err)
 		}
 	}
-	if !(Receiver{}).GeneratorOnly() || (Receiver{Mode: Native, Ext: &Ext{Prog: &ebpf.Program{}}}).GeneratorOnly() {
+	if !(Receiver{}).GeneratorOnly() || (Receiver{Mode: bpf.XDPNative, Ext: &Ext{Prog: &ebpf.Program{}}}).GeneratorOnly() {
 		t.Error("GeneratorOnly: want true for the zero Receiver only")
 	}
 }

@@ -81,7 +81,7 @@ func TestXSKCopyMode(t *testing.T) {
 			})
 
 			var before, after int
-			r := rig.Receiver{Mode: rig.Native, Ext: &rig.Ext{
+			r := rig.Receiver{Mode: bpf.XDPNative, Ext: &rig.Ext{
 				Name:   "AF_XDP " + app.String(),
 				Prog:   objs.XskRedirect,
 				Echoes: app.Echoes(),
@@ -111,7 +111,7 @@ func TestXSKCopyMode(t *testing.T) {
 				t.Errorf("generator made %d frames, asked for %d", c.Gen, frames)
 			}
 			if c.Received() != c.Gen || c.RX[queue][cpu] != c.Gen {
-				t.Errorf("xsk_redirect counted %d of %d frames, %d on queue %d of CPU %d:\n%s", c.Received(), c.Gen, c.RX[queue][cpu], queue, cpu, rig.QueueTable(c.RX))
+				t.Errorf("xsk_redirect counted %d of %d frames, %d on queue %d of CPU %d:\n%s", c.Received(), c.Gen, c.RX[queue][cpu], queue, cpu, c.RX.Table())
 			}
 			if before != 1 || after != 1 {
 				t.Errorf("Before ran %d times, After %d: want once each per call", before, after)
