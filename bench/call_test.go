@@ -259,7 +259,7 @@ func BenchmarkCall(b *testing.B) {
 		// recent short calls, and the rows' rounds interleave.
 		row := measure.Row{Name: fmt.Sprintf("call=%s/hops=%d", v.call, v.hops)}
 		if pattern.Selected(b, row.Name) {
-			row.V = f.loop(b, v.call, v.hops)
+			row.Variant = f.loop(b, v.call, v.hops)
 			if v.call != "inline" {
 				row.Base = f.loop(b, "inline", 1)
 				row.Report = func(b *testing.B, r measure.Result) {

@@ -143,7 +143,7 @@ func BenchmarkDispatcher(b *testing.B) {
 	row := func(name string, v func() *measure.Loop, base bool, report func(*testing.B, measure.Result)) {
 		r := measure.Row{Name: name, Report: report}
 		if pattern.Selected(b, name) {
-			r.V = v()
+			r.Variant = v()
 			if base {
 				r.Base = xdpLoop("", 0, true)
 			}

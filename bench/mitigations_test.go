@@ -359,7 +359,7 @@ func BenchmarkMitigations(b *testing.B) {
 			continue
 		}
 		row := f.row(v, spec)
-		loops, on := []*measure.Loop{row.V}, []bool{v.stats}
+		loops, on := []*measure.Loop{row.Variant}, []bool{v.stats}
 		if row.Base != nil {
 			loops, on = append(loops, row.Base), append(on, false)
 		}
@@ -386,7 +386,7 @@ func BenchmarkMitigations(b *testing.B) {
 // row is v's row: its loop and, unless v is a baseline, the baseline's,
 // each setting the speculation controls as v wants.
 func (f *mitigationsFamily) row(v mitigationVariant, spec *specState) measure.Row {
-	row := measure.Row{Name: v.name(), V: f.loop(v, spec.set(v.spec))}
+	row := measure.Row{Name: v.name(), Variant: f.loop(v, spec.set(v.spec))}
 	if base := (mitigationVariant{prog: v.prog, harden: "0"}); v != base {
 		row.Base = f.loop(base, spec.set(nil))
 	}

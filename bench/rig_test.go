@@ -115,7 +115,7 @@ func reportAttach(b *testing.B, r rig.Receiver, res rig.TrafficResult) {
 	}
 	clocks().Diag(b, float64(res.Lost), "lost-pkts")
 	clocks().Diag(b, res.LostFrac, "lost-frac")
-	res.Load.Report(b)
+	res.Contended.Report(b)
 }
 
 func b2f(v bool) float64 {

@@ -129,7 +129,7 @@ var trampDrivers = map[string]string{"helper": "drive_helper", "kfunc": "drive_k
 // the XDP rows), and the baselines not to have run any.
 func BenchmarkTrampoline(b *testing.B) {
 	f := newTrampolineFamily(b)
-	rows := []measure.Row{{Name: "target=xdp/attach=none/progs=0", V: f.xdpLoop(f.core.Target, 0)}}
+	rows := []measure.Row{{Name: "target=xdp/attach=none/progs=0", Variant: f.xdpLoop(f.core.Target, 0)}}
 	for _, attach := range trampolineAttach[1:] {
 		for _, n := range append(trampolineProgs, probe.TrampolineCap()) {
 			if attach == "both" && n%2 != 0 {
@@ -275,7 +275,7 @@ func (f *trampolineFamily) xdpHooksRow(tb testing.TB, attach string, n int) meas
 		tb.Cleanup(func() { l.Close() })
 	}
 	failpoint(tb, "trampoline-attached")
-	return measure.Row{V: f.xdpLoop(tgt, uint64(n)), Base: f.xdpLoop(f.core.Target, 0), Report: perTrampProg(n)}
+	return measure.Row{Variant: f.xdpLoop(tgt, uint64(n)), Base: f.xdpLoop(f.core.Target, 0), Report: perTrampProg(n)}
 }
 
 // chainRow loads a dispatcher whose n stubs freplace replaced
@@ -297,7 +297,7 @@ func (f *trampolineFamily) chainRow(tb testing.TB, attach string, n int) measure
 	}
 	single := f.load(tb, "single", setN)
 	if attach == "inline" {
-		return measure.Row{V: loop(single)}
+		return measure.Row{Variant: loop(single)}
 	}
 	disp := f.load(tb, "dispatcher", setN)
 	for i := range n {
@@ -311,7 +311,7 @@ func (f *trampolineFamily) chainRow(tb testing.TB, attach string, n int) measure
 		tb.Cleanup(func() { l.Close() })
 	}
 	failpoint(tb, "trampoline-attached")
-	return measure.Row{V: loop(disp), Base: loop(single), Report: perTrampProg(n)}
+	return measure.Row{Variant: loop(disp), Base: loop(single), Report: perTrampProg(n)}
 }
 
 // perTrampProg reports the delta per attached program, of n.
@@ -399,7 +399,7 @@ func (f *trampolineFamily) kernelHookRow(tb testing.TB, h trampHook, hooks *tram
 		}
 	}
 	if h.prog == "" {
-		return measure.Row{V: loop(0, hooks.only(nil))}
+		return measure.Row{Variant: loop(0, hooks.only(nil))}
 	}
 	if h.require != nil {
 		h.require(tb)
@@ -421,7 +421,7 @@ func (f *trampolineFamily) kernelHookRow(tb testing.TB, h trampHook, hooks *tram
 	failpoint(tb, "trampoline-attached")
 	probe.Require(tb, sw.detach(), "detach "+h.prog)
 	hooks.all = append(hooks.all, sw)
-	return measure.Row{V: loop(1, hooks.only(sw)), Base: loop(0, hooks.only(nil))}
+	return measure.Row{Variant: loop(1, hooks.only(sw)), Base: loop(0, hooks.only(nil))}
 }
 
 // driver loads the driver program that calls target.

@@ -84,7 +84,7 @@ func withLayouts[T any](loads []T, loop func(T) *measure.Loop) *measure.Loop {
 func (f *xdpFamily) calibrate(b *testing.B, r measure.Result) {
 	b.Helper()
 	c := clocks()
-	if !c.Icount || r.Again {
+	if !c.Icount || r.Repeated {
 		return
 	}
 	add, err := bpf.JitedInstructions(f.objs.Add64)
@@ -115,7 +115,7 @@ func BenchmarkXDP(b *testing.B) {
 		// Each row has its own baseline loop: a loop keeps its layout and
 		// its recent short calls, and the rows' rounds interleave.
 		for _, prog := range xdpPrograms {
-			row := measure.Row{Name: fmt.Sprintf("prog=%s/size=%d", prog, size), V: f.loop(b, prog, size)}
+			row := measure.Row{Name: fmt.Sprintf("prog=%s/size=%d", prog, size), Variant: f.loop(b, prog, size)}
 			if prog != bpf.XDPProgs.Drop {
 				row.Base = f.loop(b, bpf.XDPProgs.Drop, size)
 			}
@@ -128,7 +128,7 @@ func BenchmarkXDP(b *testing.B) {
 		// variants are. Its delta's interval must cover 0 in about 95%
 		// of runs; when it does not, the intervals of this run are not
 		// honest and the report draws no timing verdict from the file.
-		rows = append(rows, measure.Row{Name: fmt.Sprintf("prog=aa/size=%d", size), V: f.loop(b, bpf.XDPProgs.Drop, size), Base: f.loop(b, bpf.XDPProgs.Drop, size)})
+		rows = append(rows, measure.Row{Name: fmt.Sprintf("prog=aa/size=%d", size), Variant: f.loop(b, bpf.XDPProgs.Drop, size), Base: f.loop(b, bpf.XDPProgs.Drop, size)})
 	}
 	measure.Family(b, benchOptions(), rows)
 }

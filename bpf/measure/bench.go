@@ -107,13 +107,13 @@ type Result struct {
 	// Disagreed counts samples whose clocks still disagreed after
 	// maxRejected tries, kept and reported as such (clock-disagree).
 	Disagreed int
-	// Load says how many of the calls ran on a contended core, left out
+	// Contended says how many of the calls ran on a contended core, left out
 	// of the figures.
-	Load Load
-	// Again says the row's figures were reported before: testing calls
+	Contended Contended
+	// Repeated says the row's figures were reported before: testing calls
 	// the body of a Family row again as it ramps b.N, and each call
 	// reports the same figures, but says what it says in words once.
-	Again bool
+	Repeated bool
 }
 
 // reportLoop reports the figures of loop v's Result: ns/op (sub-ns
@@ -121,7 +121,7 @@ type Result struct {
 // average), call-us (the fixed cost of one test_run call) and, with a
 // baseline, delta-ns/op (the median paired difference v-base), its 95%
 // half-width delta-ci95-ns and delta-rel (the difference as a fraction of
-// base); and it logs what they leave out unless r.Again.
+// base); and it logs what they leave out unless r.Repeated.
 func reportLoop(b *testing.B, c Clocks, v *Loop, r Result) {
 	b.Helper()
 	// A loop that repeats inside the program (Loop.Iterations) is not
@@ -132,13 +132,13 @@ func reportLoop(b *testing.B, c Clocks, v *Loop, r Result) {
 			// Reported, never a failure of the user's run: see
 			// docs/method.md on where the time goes when the clocks
 			// disagree.
-			if !r.Again {
+			if !r.Repeated {
 				b.Logf("%v (kept: clock-disagree %d of %d calls)", err, r.Disagreed, r.Rounds)
 			}
 			probe.Flag(b, err.Error())
 		}
 	}
-	if r.Remeasured > 0 && !r.Again {
+	if r.Remeasured > 0 && !r.Repeated {
 		b.Logf("%d measurements of %d calls were taken again (EINTR, or the clocks disagreed)", r.Remeasured, r.Rounds)
 	}
 	c.Report(b, r.Ns, "ns/op")
@@ -152,10 +152,10 @@ func reportLoop(b *testing.B, c Clocks, v *Loop, r Result) {
 	}
 	c.Diag(b, r.CallUs, "call-us")
 	c.Diag(b, float64(r.Remeasured), "remeasured")
-	if r.Again {
-		r.Load.Metric(b)
+	if r.Repeated {
+		r.Contended.Metric(b)
 	} else {
-		r.Load.Report(b)
+		r.Contended.Report(b)
 	}
 	// A delta between two loops timed by the kernel's whole-ns average
 	// (KernelClock) is a truncation artifact, not a difference: none.
@@ -173,13 +173,13 @@ func reportLoop(b *testing.B, c Clocks, v *Loop, r Result) {
 // or detaching 47 fillers (docs/method.md#turns-calls-in-a-row-per-round).
 const maxTurn = 16
 
-// loopUnits are a test_run loop's repetitions: at least 100,000 a call,
+// loopSizes are a test_run loop's repetitions: at least 100,000 a call,
 // so that the short call's fixed cost never dominates (in an
 // instruction-counting guest the floor stops at icountMinCalls calls'
 // time: BenchOptions.callSizing); a loop that repeats inside the program
 // (Loop.Iterations) has its own maximum.
-func loopUnits(v, base *Loop) Units {
-	u := Units{Warm: 10000, Min: 100_000, Max: 1 << 26, MaxTurn: maxTurn}
+func loopSizes(v, base *Loop) CallSizes {
+	u := CallSizes{Warm: 10000, Min: 100_000, Max: 1 << 26, MaxTurn: maxTurn}
 	if v.Iterations != nil || (base != nil && base.Iterations != nil) {
 		u.Max = MaxIterations
 	}
@@ -252,7 +252,7 @@ func newLoopRunner(name string, budget Budget, v, base *Loop, o BenchOptions) (*
 	if base != nil {
 		streams = append(streams, c.stream(base, false))
 	}
-	sz := o.callSizing(loopUnits(v, base))
+	sz := o.callSizing(loopSizes(v, base))
 	sz.NewRound = func() {
 		v.NextLayout()
 		if base != nil {
@@ -285,7 +285,7 @@ func (c *recorder) result(rounds *Rounds, threshold gauge.Load) Result {
 		Rounds:     rounds.Count(),
 		Remeasured: c.remeasured,
 		Disagreed:  c.disagreed,
-		Load:       load,
+		Contended:  load,
 	}
 	if c.base != nil {
 		r.HaveDelta = true

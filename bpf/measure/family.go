@@ -16,9 +16,9 @@ import (
 type Row struct {
 	// Name is the sub-benchmark's name (b.Run's).
 	Name string
-	// V is the loop measured, Base its baseline (nil: none, or the run
+	// Variant is the loop measured, Base its baseline (nil: none, or the run
 	// is not interleaved).
-	V, Base *Loop
+	Variant, Base *Loop
 	// Skip, when set, is why the row is not measured: its sub-benchmark
 	// skips saying so. Err, when set, is why its setup failed: its
 	// sub-benchmark fails saying so.
@@ -27,7 +27,7 @@ type Row struct {
 	// Report, when set, runs in the row's sub-benchmark after its
 	// figures are reported, with its Result: on every call testing makes
 	// of the sub-benchmark's body, so it reports its figures each time
-	// and says things in words only when Result.Again is false.
+	// and says things in words only when Result.Repeated is false.
 	Report func(b *testing.B, r Result)
 }
 
@@ -75,7 +75,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 	if len(live) > 0 {
 		err := sched.Pinned(o.CPU, func() error {
 			for _, m := range live {
-				m.rec, m.x, m.err = newLoopRunner(b.Name()+"/"+m.row.Name, budget, m.row.V, m.row.Base, o)
+				m.rec, m.x, m.err = newLoopRunner(b.Name()+"/"+m.row.Name, budget, m.row.Variant, m.row.Base, o)
 			}
 			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))
 			for {
@@ -124,11 +124,11 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 				b.Fatalf("row %s was not measured: Selected disagrees with the testing package", m.row.Name)
 			}
 			probe.Require(b, m.err, "measure test_run loop")
-			m.res.Again, m.shown = m.shown, true
+			m.res.Repeated, m.shown = m.shown, true
 			if f, ok := m.steal.frac(); ok {
 				o.Clocks.Diag(b, f, "steal-frac")
 			}
-			reportLoop(b, o.Clocks, m.row.V, m.res)
+			reportLoop(b, o.Clocks, m.row.Variant, m.res)
 			if m.row.Report != nil {
 				m.row.Report(b, m.res)
 			}

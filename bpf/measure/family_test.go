@@ -40,7 +40,7 @@ func TestFamilyInterleavesRows(t *testing.T) {
 	var rows []measure.Row
 	for i := range reported {
 		rows = append(rows, measure.Row{
-			Name: fmt.Sprintf("row=%d", i), V: loop(i, loads[2*i]), Base: loop(i, loads[2*i+1]),
+			Name: fmt.Sprintf("row=%d", i), Variant: loop(i, loads[2*i]), Base: loop(i, loads[2*i+1]),
 			Report: func(b *testing.B, r measure.Result) {
 				reported[i]++
 				if !r.HaveDelta || r.Rounds == 0 || !(r.Ns > 0) {

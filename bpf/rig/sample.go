@@ -81,11 +81,11 @@ type TrafficResult struct {
 	// RxBound says the number measures the receiver: the receiving side
 	// costs more than generating, and under MaxLostFrac of frames were lost.
 	RxBound bool
-	// Rounds is the calls the figures come from, Load how many of all
+	// Rounds is the calls the figures come from, Contended how many of all
 	// calls ran on a contended core and were left out.
-	Rounds   int
-	Load     measure.Load
-	Restarts int
+	Rounds    int
+	Contended measure.Contended
+	Restarts  int
 }
 
 // Bench measures r through the suite's one engine (measure.Streams):
@@ -122,7 +122,7 @@ func (t *Traffic) Bench(b *testing.B, r Receiver, ref *Receiver, o measure.Bench
 			streams = append(streams, stream(*ref, false))
 		}
 	}
-	rounds, load, err := measure.Streams(b, o, trafficUnits, func() {
+	rounds, load, err := measure.Streams(b, o, trafficSizes, func() {
 		// The warm-up's frames are not the benchmark's.
 		res = TrafficResult{}
 		if reset != nil {
@@ -132,14 +132,14 @@ func (t *Traffic) Bench(b *testing.B, r Receiver, ref *Receiver, o measure.Bench
 	if err != nil {
 		b.Fatal(err)
 	}
-	res.Load = load
+	res.Contended = load
 	res.summarise(rounds, r)
 	return res
 }
 
-// trafficUnits are frames: a call long enough that its short call's
+// trafficSizes are frames: a call long enough that its short call's
 // frames (Traffic.Measure subtracts them) stay small beside it.
-var trafficUnits = measure.Units{Warm: 16 * trafficWarm, Min: trafficShort + 256*TrafficBatch, Max: 1 << 26}
+var trafficSizes = measure.CallSizes{Warm: 16 * trafficWarm, Min: trafficShort + 256*TrafficBatch, Max: 1 << 26}
 
 // summarise fills in res's figures from the rounds of r's streams.
 func (res *TrafficResult) summarise(rounds *measure.Rounds, r Receiver) {
