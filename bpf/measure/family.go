@@ -49,7 +49,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 		res   Result
 		shown bool
 		err   error
-		steal stealAcc
+		steal sched.StealTally
 	}
 	members := make([]*member, len(rows))
 	var live []*member
@@ -90,7 +90,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 				}
 				rng.Shuffle(len(pass), func(i, j int) { pass[i], pass[j] = pass[j], pass[i] })
 				for _, m := range pass {
-					m.err = m.steal.during(o.CPU, m.x.visit)
+					m.err = m.steal.During(o.CPU, m.x.visit)
 				}
 			}
 			// After the rounds, outside every window.
@@ -125,7 +125,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			}
 			probe.Require(b, m.err, "measure test_run loop")
 			m.res.Repeated, m.shown = m.shown, true
-			if f, ok := m.steal.frac(); ok {
+			if f, ok := m.steal.Frac(); ok {
 				o.Clocks.Diag(b, f, "steal-frac")
 			}
 			reportLoop(b, o.Clocks, m.row.Variant, m.res)
@@ -134,27 +134,4 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			}
 		})
 	}
-}
-
-// stealAcc adds up the ticks of one CPU over the visits of one row, and
-// how many of them the host stole.
-type stealAcc struct{ stolen, total uint64 }
-
-// during runs fn and adds cpu's ticks meanwhile.
-func (a *stealAcc) during(cpu int, fn func() error) error {
-	m := sched.StartSteal(cpu)
-	err := fn()
-	if stolen, total, ok := m.Ticks(); ok {
-		a.stolen += stolen
-		a.total += total
-	}
-	return err
-}
-
-// frac is the stolen share of the ticks (ok false when none passed).
-func (a *stealAcc) frac() (float64, bool) {
-	if a.total == 0 {
-		return 0, false
-	}
-	return float64(a.stolen) / float64(a.total), true
 }

@@ -105,9 +105,35 @@ func (m StealMeter) Ticks() (stolen, total uint64, ok bool) {
 // Frac is the stolen share since StartSteal (ok false when unknown, or
 // when no tick passed).
 func (m StealMeter) Frac() (float64, bool) {
-	stolen, total, ok := m.Ticks()
-	if !ok || total == 0 {
+	var t StealTally
+	t.add(m)
+	return t.Frac()
+}
+
+// A StealTally adds up a CPU's ticks, and how many of them the host
+// stole, over several stretches: a row's visits, between which other
+// rows measure.
+type StealTally struct{ stolen, total uint64 }
+
+// During runs fn and adds cpu's ticks meanwhile.
+func (t *StealTally) During(cpu int, fn func() error) error {
+	m := StartSteal(cpu)
+	err := fn()
+	t.add(m)
+	return err
+}
+
+func (t *StealTally) add(m StealMeter) {
+	if stolen, total, ok := m.Ticks(); ok {
+		t.stolen += stolen
+		t.total += total
+	}
+}
+
+// Frac is the stolen share of the ticks (ok false when none passed).
+func (t *StealTally) Frac() (float64, bool) {
+	if t.total == 0 {
 		return 0, false
 	}
-	return float64(stolen) / float64(total), true
+	return float64(t.stolen) / float64(t.total), true
 }
