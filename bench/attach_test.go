@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/iface"
+	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
@@ -240,15 +242,18 @@ func ifaceVariants(sweep bool) []attachVariant {
 }
 
 // benchAttachIface is the family on a real device, xdp_rxq_info style: the
-// receiver attached natively (generically if the driver has no XDP), its
-// per-CPU, per-queue counters sampled for -bpfbench.duration per variant
-// with a per-queue table on stderr every second, and a benchmark line per
-// variant at the end: pps (all queues), ns/pkt (softirq CPU time per packet
-// on the receiving CPUs, tick-sampled), rx-cpu-busy (the busiest receiving
-// CPU's softirq share), lost-pkts (what the NIC dropped before XDP: rx
-// missed, fifo and overrun errors) and rx-bound (1 when the receiving CPU
-// was saturated or the NIC dropped frames: pps is then the receiver's
-// capacity; 0 when the generator or the link set the rate).
+// receiver attached natively (generically if the driver has no XDP), and
+// per variant the rounds engine's calls are one-second windows of its
+// per-CPU, per-queue counters for -bpfbench.duration (a per-queue table on
+// stderr each), with steal and the core's load read beside each, as for
+// every family. A benchmark line per variant: pps (all queues, all
+// windows), ns/pkt (softirq CPU time per packet on the receiving CPUs,
+// tick-sampled: the low quantile of the uncontended windows'),
+// rx-cpu-busy (the busiest receiving CPU's softirq share), lost-pkts (what
+// the NIC dropped before XDP: rx missed, fifo and overrun errors),
+// contended-frac, and rx-bound (1 when the receiving CPU was saturated or
+// the NIC dropped frames: pps is then the receiver's capacity; 0 when the
+// generator or the link set the rate).
 //
 // The device was checked before anything changed (validateAttachFlags) and
 // is checked again here; one bpf_link is attached for all variants
@@ -267,6 +272,8 @@ func benchAttachIface(b *testing.B) {
 		fmt.Fprintf(os.Stderr, "Attach on %s: native XDP failed (%v): measuring generic XDP\n", ifc, nativeErr)
 	}
 	dev := iface.SanitizeName(ifc.Name)
+	o := benchOptions()
+	o.Duration = *flagDuration
 	for _, v := range vs {
 		name := fmt.Sprintf("dev=%s/action=%s/mode=%s/prog=%s", dev, v.action, mode, v.prog)
 		var last *iface.Sample
@@ -275,22 +282,38 @@ func benchAttachIface(b *testing.B) {
 				b.Fatalf("switch %s to %s/%s: %v", ifc, v.action, v.prog, err)
 			}
 			fmt.Fprintf(os.Stderr, "Attach on %s: %s XDP, program %s returning %s, for %v\n", ifc, mode, v.prog, v.action, *flagDuration)
-			var s iface.Sample
-			clocks().Once(b, func() {
-				var err error
-				s, err = iface.Measure(ifc, rs.RxCount(), *flagDuration, time.Second, os.Stderr)
-				if err != nil {
-					b.Fatal(err)
+			m, err := iface.NewMeter(ifc, rs.RxCount(), os.Stderr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			// A call is a window of the device's counters; its figure the
+			// window's softirq ns per packet (none: +Inf, never the
+			// least).
+			var total iface.Sample
+			window := func(ms uint32) (float64, error) {
+				s, err := m.Window(time.Duration(ms) * time.Millisecond)
+				total = total.Add(s)
+				if s.Packets() == 0 {
+					return math.Inf(1), err
 				}
-			})
-			reportIface(b, s)
-			last = &s
+				return s.NsPerPkt(), err
+			}
+			rounds, contended, err := measure.Streams(b, o, ifaceWindows, func() { total = iface.Sample{} }, window)
+			if err != nil {
+				b.Fatal(err)
+			}
+			reportIface(b, total, rounds.Location(0).Value, contended)
+			last = &total
 		})
 		if last != nil {
 			say(b, name, ifaceVerdict(*last))
 		}
 	}
 }
+
+// ifaceWindows are the real-NIC mode's calls, in ms: one second each,
+// after a warm-up of a tenth.
+var ifaceWindows = measure.CallSizes{Warm: 100, Min: 1000, Max: 1000}
 
 // ifaceRxBound says whether a real-NIC sample measures the receiver: its
 // busiest CPU was saturated, or the NIC dropped frames it had no time for.
@@ -302,13 +325,15 @@ func ifaceRxBound(s iface.Sample) (bound bool, lostFrac float64) {
 	return p > 0 && (s.Busy() >= 0.9 || lostFrac >= 0.001), lostFrac
 }
 
-func reportIface(b *testing.B, s iface.Sample) {
+// reportIface reports a real-NIC row: ns/pkt is the low quantile of its
+// uncontended windows' (nsPerPkt), the rest is of all its windows.
+func reportIface(b *testing.B, s iface.Sample, nsPerPkt float64, contended measure.Contended) {
 	b.Helper()
 	p := s.Packets()
 	clocks().Report(b, 0, "ns/op")
 	clocks().Report(b, float64(p)/s.Duration.Seconds(), "pps")
-	if p > 0 {
-		clocks().Report(b, s.NsPerPkt(), "ns/pkt")
+	if p > 0 && !math.IsInf(nsPerPkt, 0) {
+		clocks().Report(b, nsPerPkt, "ns/pkt")
 	}
 	busy := s.Busy()
 	clocks().Diag(b, busy, "rx-cpu-busy")
@@ -316,6 +341,7 @@ func reportIface(b *testing.B, s iface.Sample) {
 	rxBound, lostFrac := ifaceRxBound(s)
 	clocks().Diag(b, lostFrac, "lost-frac")
 	clocks().Report(b, b2f(rxBound), "rx-bound")
+	contended.Report(b)
 }
 
 func ifaceVerdict(s iface.Sample) string {
@@ -416,7 +442,10 @@ func TestAttachIface(t *testing.T) {
 		if v, _ := run.value(n, "pps"); v <= 0 {
 			t.Errorf("%s: %v pps with traffic flowing", n, v)
 		}
-		run.requireUnits(t, n, "sec/pkt", "rx-cpu-busy", "lost-pkts", "rx-bound")
+		run.requireUnits(t, n, "sec/pkt", "rx-cpu-busy", "lost-pkts", "rx-bound", "steal-frac")
+		if !probe.Emulated() { // an emulated core's load is nobody's
+			run.requireUnits(t, n, "contended-frac")
+		}
 	}
 	for i, w := range []string{"Attach/dev=v0b/action=drop/mode=native/prog=drop", "Attach/dev=v0b/action=pass/mode=native/prog=drop"} {
 		if i >= len(names) || !strings.HasPrefix(names[i], w+"-") {

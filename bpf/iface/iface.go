@@ -378,52 +378,80 @@ func (s Sample) Busy() float64 {
 	return busy
 }
 
-// Measure reads the receiver's per-queue, per-CPU counters every
-// interval for d, writing one table per interval to w (pps per queue and
-// CPU, and each receiving CPU's softirq share), and returns the totals.
-func Measure(ifc Device, rxCount *ebpf.Map, d, interval time.Duration, w io.Writer) (Sample, error) {
-	var s Sample
-	read := func() (bpf.QueueCounts, []sched.CPUTicks, uint64, error) {
-		rx, err := bpf.ReadQueues(rxCount, ifc.Queues)
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		ticks, err := sched.ReadCPUTicks()
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		missed, err := ifc.missed()
-		return rx, ticks, missed, err
+// Add is s and o together: o's frames, time and drops added to s's.
+func (s Sample) Add(o Sample) Sample {
+	if s.RX == nil {
+		return o
 	}
-	rx0, t0, m0, err := read()
+	r := Sample{RX: s.RX.Add(o.RX), Duration: s.Duration + o.Duration, Missed: s.Missed + o.Missed}
+	for cpu := range min(len(s.Softirq), len(o.Softirq)) {
+		r.Softirq = append(r.Softirq, s.Softirq[cpu]+o.Softirq[cpu])
+		r.Elapsed = append(r.Elapsed, s.Elapsed[cpu]+o.Elapsed[cpu])
+	}
+	return r
+}
+
+// A Meter samples a receiver's counters on a device window after window:
+// the real-NIC mode's calls, which the rounds engine makes as it makes
+// any other stream's. Each window starts where the last one ended.
+type Meter struct {
+	ifc   Device
+	rx    *ebpf.Map
+	w     io.Writer
+	start time.Time
+	last  reading
+}
+
+// reading is the counters at one moment.
+type reading struct {
+	rx     bpf.QueueCounts
+	ticks  []sched.CPUTicks
+	missed uint64
+	at     time.Time
+}
+
+// NewMeter starts sampling rxCount, the receiver's per-queue, per-CPU
+// counter, and the NIC's drops on ifc; every window writes its table (pps
+// per queue and CPU, each receiving CPU's softirq share) to w.
+func NewMeter(ifc Device, rxCount *ebpf.Map, w io.Writer) (*Meter, error) {
+	m := &Meter{ifc: ifc, rx: rxCount, w: w}
+	r, err := m.read()
 	if err != nil {
-		return s, err
+		return nil, err
 	}
-	start := time.Now()
-	prevRX, prevT, prevAt := rx0, t0, start
-	for elapsed := time.Duration(0); elapsed < d; {
-		time.Sleep(min(interval, d-elapsed))
-		rx, ticks, _, err := read()
-		if err != nil {
-			return s, err
-		}
-		now := time.Now()
-		elapsed = now.Sub(start)
-		delta := rx.Sub(prevRX)
-		fmt.Fprint(w, rateTable(ifc, delta, prevT, ticks, now.Sub(prevAt), elapsed))
-		prevRX, prevT, prevAt = rx, ticks, now
-	}
-	rx1, t1, m1, err := read()
+	m.start, m.last = r.at, r
+	return m, nil
+}
+
+func (m *Meter) read() (reading, error) {
+	rx, err := bpf.ReadQueues(m.rx, m.ifc.Queues)
 	if err != nil {
-		return s, err
+		return reading{}, err
 	}
-	s.Duration = time.Since(start)
-	s.RX = rx1.Sub(rx0)
-	for cpu := range min(len(t0), len(t1)) {
-		s.Softirq = append(s.Softirq, sched.TicksDur(t1[cpu].Softirq-t0[cpu].Softirq))
-		s.Elapsed = append(s.Elapsed, sched.TicksDur(t1[cpu].Total-t0[cpu].Total))
+	ticks, err := sched.ReadCPUTicks()
+	if err != nil {
+		return reading{}, err
 	}
-	s.Missed = m1 - m0
+	missed, err := m.ifc.missed()
+	return reading{rx: rx, ticks: ticks, missed: missed, at: time.Now()}, err
+}
+
+// Window waits d and returns what the device saw since the last window
+// ended (or the Meter started).
+func (m *Meter) Window(d time.Duration) (Sample, error) {
+	time.Sleep(d)
+	now, err := m.read()
+	if err != nil {
+		return Sample{}, err
+	}
+	was := m.last
+	m.last = now
+	s := Sample{RX: now.rx.Sub(was.rx), Duration: now.at.Sub(was.at), Missed: now.missed - was.missed}
+	for cpu := range min(len(was.ticks), len(now.ticks)) {
+		s.Softirq = append(s.Softirq, sched.TicksDur(now.ticks[cpu].Softirq-was.ticks[cpu].Softirq))
+		s.Elapsed = append(s.Elapsed, sched.TicksDur(now.ticks[cpu].Total-was.ticks[cpu].Total))
+	}
+	fmt.Fprint(m.w, rateTable(m.ifc, s.RX, was.ticks, now.ticks, s.Duration, now.at.Sub(m.start)))
 	return s, nil
 }
 

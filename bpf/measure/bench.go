@@ -28,6 +28,9 @@ type BenchOptions struct {
 	// Resolution ns.
 	Resolution float64
 	MaxTime    time.Duration
+	// Duration, when set, is how long each row measures, whatever
+	// -benchtime says: the real-NIC mode's -bpfbench.duration.
+	Duration time.Duration
 	// Contention, when set, is the run's record of the core's load: calls
 	// made while it was contended are left out of the figures.
 	Contention *gauge.Contention
@@ -41,23 +44,31 @@ type BenchOptions struct {
 }
 
 // Budget is how long a sub-benchmark measures: -benchtime, extended as
-// o.Resolution asks.
+// o.Resolution asks, or o.Duration.
 func (o BenchOptions) Budget() Budget {
+	if o.Duration > 0 {
+		return Budget{Time: o.Duration}
+	}
 	b := BenchTime()
 	b.Resolution, b.Max = o.Resolution, o.MaxTime
 	return b
 }
 
-// Once runs measure a single time per benchmark run, however Go would ramp
-// b.N: the setup before it (attaching 48 fillers, building a rig) is done
-// once, and measure's own budget (BenchTime) decides how long it measures.
-// It must be the benchmark's only use of b.N or b.Loop.
-func (c Clocks) Once(b *testing.B, measure func()) {
+// OncePinned runs measure a single time per benchmark run, however Go
+// would ramp b.N, on a thread pinned to cpu (sched.Pinned), and returns its
+// error, after reporting steal-frac: the share of cpu's time its vCPU was
+// stolen by the host meanwhile (/proc/stat; none when no tick passed). The
+// setup before it (attaching 48 fillers, building a rig) is done once, and
+// measure's own budget decides how long it measures. It must be the
+// benchmark's only use of b.N or b.Loop.
+func (c Clocks) OncePinned(b *testing.B, cpu int, measure func() error) error {
 	b.Helper()
+	steal := sched.StartSteal(cpu)
+	var err error
 	done := false
 	for b.Loop() {
 		if !done {
-			measure()
+			err = sched.Pinned(cpu, measure)
 			done = true
 		}
 	}
@@ -66,17 +77,6 @@ func (c Clocks) Once(b *testing.B, measure func()) {
 		// instructions, of setup included, not a cost of anything.
 		b.ReportMetric(0, "ns/op")
 	}
-}
-
-// OncePinned runs measure once (Once) on a thread pinned to cpu (sched.Pinned)
-// and returns its error, after reporting steal-frac: the share of cpu's
-// time its vCPU was stolen by the host meanwhile (/proc/stat; none when no
-// tick passed).
-func (c Clocks) OncePinned(b *testing.B, cpu int, measure func() error) error {
-	b.Helper()
-	steal := sched.StartSteal(cpu)
-	var err error
-	c.Once(b, func() { err = sched.Pinned(cpu, measure) })
 	if f, ok := steal.Frac(); ok {
 		c.Diag(b, f, "steal-frac")
 	}

@@ -33,7 +33,7 @@ func (o BenchOptions) callSizing(u CallSizes) sizing {
 	return sz
 }
 
-// Streams measures streams once (Once) for o.Budget(), on a thread pinned
+// Streams measures streams once a run (OncePinned) for o.Budget(), on a thread pinned
 // to o.CPU, in rounds sized by u and o: the front door for streams that
 // are not test_run loops (Family's), such as the traffic rigs' frames.
 // reset runs once the warm-up is done, after b's timer is reset. The
