@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
@@ -74,36 +75,36 @@ func (v afxdpVariant) kernelReceiver() rig.Receiver {
 // remote-pps is its rate). Which side is the bottleneck is said on stderr:
 // a pps figure is only the rate of the side that limits it (docs/claims.md §5).
 func BenchmarkAFXDP(b *testing.B) {
-	run := newRemoteRun(b, "the application")
+	run := harness.NewRemote(b, benchOptions(), "the application")
 	spec, err := bpf.LoadAfxdp()
 	if err != nil {
 		b.Fatal(err)
 	}
 	var objs bpf.AfxdpObjects
 	probe.Require(b, spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{
-		MapReplacements: map[string]*ebpf.Map{bpf.AfxdpMapRxCount: run.t.RxCount()},
+		MapReplacements: map[string]*ebpf.Map{bpf.AfxdpMapRxCount: run.T.RxCount()},
 	}), "load the AF_XDP redirect program")
 	b.Cleanup(func() { objs.Close() })
-	var rows []remoteRow
+	var rows []harness.RemoteRow
 	for _, v := range afxdpVariants {
 		kernel := v.kernelReceiver()
-		row := remoteRow{name: v.name(), kernel: &kernel}
+		row := harness.RemoteRow{Name: v.name(), Kernel: &kernel}
 		if v.mode != "kernel" {
-			row = remoteRow{name: v.name(), start: func(b *testing.B) remotePath { return v.socket(b, run, &objs, kernel) }}
+			row = harness.RemoteRow{Name: v.name(), Start: func(b *testing.B) harness.RemotePath { return v.socket(b, run, &objs, kernel) }}
 		}
 		rows = append(rows, row)
 	}
-	run.bench(b, rows)
+	run.Bench(b, rows)
 }
 
 // socket sets up a socket row: a socket bound to the RX queue the
 // generator's CPU fills (veth puts a frame on the queue of the CPU that
 // sent it), in the XSKMAP at that queue, served by the application on the
 // other CPU; measured against kernel, the application done in XDP.
-func (v afxdpVariant) socket(b *testing.B, run *remoteRun, objs *bpf.AfxdpObjects, kernel rig.Receiver) remotePath {
+func (v afxdpVariant) socket(b *testing.B, run *harness.Remote, objs *bpf.AfxdpObjects, kernel rig.Receiver) harness.RemotePath {
 	b.Helper()
-	queue := run.o.CPU % run.t.Queues
-	x := openXSK(b, run.t, queue, v.mode == "zerocopy")
+	queue := run.O.CPU % run.T.Queues
+	x := openXSK(b, run.T, queue, v.mode == "zerocopy")
 	if err := objs.Xsks.Put(uint32(queue), uint32(x.FD())); err != nil {
 		b.Fatalf("put the AF_XDP socket in the XSKMAP at queue %d: %v", queue, err)
 	}
@@ -111,7 +112,7 @@ func (v afxdpVariant) socket(b *testing.B, run *remoteRun, objs *bpf.AfxdpObject
 	if err != nil {
 		b.Fatal(err)
 	}
-	times := serveXSK(b, x, v.app, run.remote)
+	times := serveXSK(b, x, v.app, run.CPU)
 	// A packet is done when it is dropped (rxdrop) or its send has
 	// completed (l2fwd); it is delivered when the socket received it, or
 	// when it came back to the sending end, where the sink counts it.
@@ -120,11 +121,11 @@ func (v afxdpVariant) socket(b *testing.B, run *remoteRun, objs *bpf.AfxdpObject
 	if v.app.Echoes() {
 		done = &x.Completed
 		delivered = func() (uint64, error) {
-			c, err := run.t.Read()
+			c, err := run.T.Read()
 			return c.Returned(), err
 		}
 	}
-	app := &stage{read: func() (uint64, int64, int64, error) {
+	app := &harness.Stage{Read: func() (uint64, int64, int64, error) {
 		work, wait, err := times()
 		return done.Load(), work, wait, err
 	}}
@@ -132,16 +133,16 @@ func (v afxdpVariant) socket(b *testing.B, run *remoteRun, objs *bpf.AfxdpObject
 		Name:      fmt.Sprintf("AF_XDP %s %s, queue %d", v.mode, v.app, queue),
 		Prog:      objs.XskRedirect,
 		Echoes:    v.app.Echoes(),
-		Delivered: app.watch(delivered),
-		Before:    app.before,
-		After:     app.after,
+		Delivered: app.Watch(delivered),
+		Before:    app.Before,
+		After:     app.After,
 	}}
-	return remotePath{r: r, ref: &kernel, st: app, verdict: func(b *testing.B, res rig.TrafficResult, lost float64) string {
+	return harness.RemotePath{R: r, Ref: &kernel, Stage: app, Verdict: func(b *testing.B, res rig.TrafficResult, lost float64) string {
 		stats1, err := x.Stats()
 		if err != nil {
 			b.Fatal(err)
 		}
-		return afxdpVerdict(r, res, app, run.remote, xskStatsDiff(stats1, stats0))
+		return afxdpVerdict(r, res, app, run.CPU, xskStatsDiff(stats1, stats0))
 	}}
 }
 
@@ -182,7 +183,7 @@ func openXSK(tb testing.TB, t *rig.Traffic, queue int, zerocopy bool) *xsk.Socke
 // counts as work; remote-cpu-wait says how much they held it in all.
 func serveXSK(tb testing.TB, x *xsk.Socket, app xsk.App, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
-	serveOn(tb, cpu, "AF_XDP "+app.String(), &x.TID, func(stop *atomic.Bool) error { return x.Serve(app, stop) })
+	harness.ServeOn(tb, cpu, "AF_XDP "+app.String(), &x.TID, func(stop *atomic.Bool) error { return x.Serve(app, stop) })
 	soft, serr := sched.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if serr != nil {
 		tb.Fatal(serr)
@@ -193,7 +194,7 @@ func serveXSK(tb testing.TB, x *xsk.Socket, app xsk.App, cpu int) func() (work, 
 		if err != nil {
 			return 0, 0, err
 		}
-		_, wait, err := schedstat(stat)
+		_, wait, err := harness.Schedstat(stat)
 		return int64(x.Busy()) + s, wait, err
 	}
 }
@@ -211,12 +212,12 @@ func xskStatsDiff(a, b unix.XDPStatistics) unix.XDPStatistics {
 
 // afxdpVerdict says which side limited a socket row and so which of its
 // figures is a rate.
-func afxdpVerdict(r rig.Receiver, res rig.TrafficResult, app *stage, cpu int, s unix.XDPStatistics) string {
-	msg := app.verdict("the AF_XDP application", cpu, res.LostFrac, res.Ns, "on the way")
+func afxdpVerdict(r rig.Receiver, res rig.TrafficResult, app *harness.Stage, cpu int, s unix.XDPStatistics) string {
+	msg := app.Verdict("the AF_XDP application", cpu, res.LostFrac, res.Ns, "on the way")
 	if res.RxBound {
 		msg += fmt.Sprintf("\n  KERNEL-BOUND: delta-ns/pkt (%.1f ± %.1f) is what handing a frame to the socket costs the receiving CPU over the in-kernel row", res.Delta, res.DeltaCI95)
 	}
-	return msg + "\n  " + attachVerdict(r, res) +
+	return msg + "\n  " + harness.TrafficVerdict(r, res) +
 		fmt.Sprintf("\n  socket: rx_dropped %d, rx_ring_full %d, rx_fill_ring_empty_descs %d, rx_invalid_descs %d, tx_invalid_descs %d",
 			s.Rx_dropped, s.Rx_ring_full, s.Rx_fill_ring_empty_descs, s.Rx_invalid_descs, s.Tx_invalid_descs)
 }

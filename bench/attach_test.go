@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/iface"
 	"bpfbench/bpf/measure"
@@ -209,18 +210,18 @@ func BenchmarkAttach(b *testing.B) {
 			}
 			failpoint(b, "attach-"+v.dispatcher) // with everything attached
 			res := t.Bench(b, r, ref, o, nil)
-			reportAttach(b, r, res)
+			harness.ReportTraffic(b, clocks(), r, res)
 			last = &res
 		})
 		if last != nil {
-			msg := attachVerdict(r, *last)
+			msg := harness.TrafficVerdict(r, *last)
 			if last.HaveDelta {
-				msg += fmt.Sprintf("; delta-ns/pkt %.2f%s against %s", last.Delta, pm(last.DeltaCI95), refv.name())
+				msg += fmt.Sprintf("; delta-ns/pkt %.2f%s against %s", last.Delta, harness.PlusMinus(last.DeltaCI95), refv.name())
 			}
 			if !r.GeneratorOnly() {
-				msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + indent(last.Total.RX.Table(), "  ")
+				msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + harness.Indent(last.Total.RX.Table(), "  ")
 			}
-			say(b, v.name(), msg)
+			harness.Say(b, v.name(), msg)
 		}
 	}
 }
@@ -306,7 +307,7 @@ func benchAttachIface(b *testing.B) {
 			last = &total
 		})
 		if last != nil {
-			say(b, name, ifaceVerdict(*last))
+			harness.Say(b, name, ifaceVerdict(*last))
 		}
 	}
 }
@@ -340,7 +341,7 @@ func reportIface(b *testing.B, s iface.Sample, nsPerPkt float64, contended measu
 	clocks().Diag(b, float64(s.Missed), "lost-pkts")
 	rxBound, lostFrac := ifaceRxBound(s)
 	clocks().Diag(b, lostFrac, "lost-frac")
-	clocks().Report(b, b2f(rxBound), "rx-bound")
+	clocks().Report(b, harness.OneIf(rxBound), "rx-bound")
 	contended.Report(b)
 }
 
@@ -356,7 +357,7 @@ func ifaceVerdict(s iface.Sample) string {
 	default:
 		fmt.Fprintf(&msg, "NOT RECEIVER-BOUND: busiest receiving CPU %.0f%% in softirq and no NIC drops: pps is the offered rate, not the receiver's capacity; ns/pkt is still its CPU cost", 100*busy)
 	}
-	fmt.Fprintf(&msg, "\n  frames per RX queue and CPU over %v:\n%s", s.Duration.Round(time.Millisecond), indent(s.RX.Table(), "  "))
+	fmt.Fprintf(&msg, "\n  frames per RX queue and CPU over %v:\n%s", s.Duration.Round(time.Millisecond), harness.Indent(s.RX.Table(), "  "))
 	return msg.String()
 }
 

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
@@ -65,45 +65,45 @@ const cpumapQsize = 2048
 // reports. A remote stage that
 // kept up has no rate to report (docs/claims.md §5); stderr says which it was.
 func BenchmarkCpumap(b *testing.B) {
-	run := newRemoteRun(b, "the cpumap kthread that frames are redirected to")
+	run := harness.NewRemote(b, benchOptions(), "the cpumap kthread that frames are redirected to")
 	spec, err := bpf.LoadCpumap()
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := spec.Variables[bpf.CpumapVarTargetCpu].Set(uint32(run.remote)); err != nil {
+	if err := spec.Variables[bpf.CpumapVarTargetCpu].Set(uint32(run.CPU)); err != nil {
 		b.Fatalf("set target_cpu: %v", err)
 	}
 	var objs bpf.CpumapObjects
 	probe.Require(b, spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{
-		MapReplacements: map[string]*ebpf.Map{bpf.CpumapMapRxCount: run.t.RxCount()},
+		MapReplacements: map[string]*ebpf.Map{bpf.CpumapMapRxCount: run.T.RxCount()},
 	}), "load the cpumap programs")
 	b.Cleanup(func() { objs.Close() })
-	snmp := openSNMP(b, run.t.NS)
+	snmp := harness.OpenSNMP(b, run.T.NS)
 	inPlace := rig.Receiver{Action: rig.Drop, Mode: bpf.XDPNative, Work: rig.WorkDrop}
-	var rows []remoteRow
+	var rows []harness.RemoteRow
 	for _, v := range cpumapVariants {
-		row := remoteRow{name: v.name(), kernel: &inPlace}
+		row := harness.RemoteRow{Name: v.name(), Kernel: &inPlace}
 		if v.redirect != "none" {
-			row = remoteRow{name: v.name(), start: func(b *testing.B) remotePath { return v.redirectPath(b, run, &objs, snmp, inPlace) }}
+			row = harness.RemoteRow{Name: v.name(), Start: func(b *testing.B) harness.RemotePath { return v.redirectPath(b, run, &objs, snmp, inPlace) }}
 		}
 		rows = append(rows, row)
 	}
-	run.bench(b, rows)
+	run.Bench(b, rows)
 }
 
 // redirectPath sets up a redirect row: the CPUMAP entry of the other CPU,
 // with the CPUMAP program that drops or without one (the stack drops at
 // UDP), metered by what dropped the frames; measured against inPlace.
-func (v cpumapVariant) redirectPath(b *testing.B, run *remoteRun, objs *bpf.CpumapObjects, snmp *snmpFile, inPlace rig.Receiver) remotePath {
+func (v cpumapVariant) redirectPath(b *testing.B, run *harness.Remote, objs *bpf.CpumapObjects, snmp *harness.SNMP, inPlace rig.Receiver) harness.RemotePath {
 	b.Helper()
 	var prog *ebpf.Program
-	count := func() (uint64, error) { return snmp.read("Udp", "NoPorts") }
+	count := func() (uint64, error) { return snmp.Read("Udp", "NoPorts") }
 	if v.drop == "cpumap-prog" {
 		prog = objs.CpumapDrop
 		count = func() (uint64, error) { return sumPerCPU(objs.RemoteCount) }
 	}
-	times := setCPUMap(b, objs.Cpus, run.remote, prog)
-	kthread := &stage{read: func() (uint64, int64, int64, error) {
+	times := setCPUMap(b, objs.Cpus, run.CPU, prog)
+	kthread := &harness.Stage{Read: func() (uint64, int64, int64, error) {
 		n, err := count()
 		if err != nil {
 			return 0, 0, 0, err
@@ -111,24 +111,24 @@ func (v cpumapVariant) redirectPath(b *testing.B, run *remoteRun, objs *bpf.Cpum
 		work, wait, err := times()
 		return n, work, wait, err
 	}}
-	in0, err := snmp.read("Udp", "InDatagrams")
+	in0, err := snmp.Read("Udp", "InDatagrams")
 	if err != nil {
 		b.Fatal(err)
 	}
 	r := rig.Receiver{Mode: bpf.XDPNative, Ext: &rig.Ext{
-		Name:      fmt.Sprintf("XDP_REDIRECT to CPU %d, dropped by %s", run.remote, v.drop),
+		Name:      fmt.Sprintf("XDP_REDIRECT to CPU %d, dropped by %s", run.CPU, v.drop),
 		Prog:      objs.CpuRedirect,
-		Delivered: kthread.watch(count),
-		Before:    kthread.before,
-		After:     kthread.after,
+		Delivered: kthread.Watch(count),
+		Before:    kthread.Before,
+		After:     kthread.After,
 	}}
-	return remotePath{r: r, ref: &inPlace, st: kthread, verdict: func(b *testing.B, res rig.TrafficResult, lost float64) string {
-		if in1, err := snmp.read("Udp", "InDatagrams"); err != nil {
+	return harness.RemotePath{R: r, Ref: &inPlace, Stage: kthread, Verdict: func(b *testing.B, res rig.TrafficResult, lost float64) string {
+		if in1, err := snmp.Read("Udp", "InDatagrams"); err != nil {
 			b.Fatal(err)
 		} else if in1 != in0 {
 			b.Fatalf("Udp InDatagrams moved by %d: a socket in the namespace received frames meant for no socket", in1-in0)
 		}
-		return cpumapVerdict(r, res, kthread, run.remote)
+		return cpumapVerdict(r, res, kthread, run.CPU)
 	}}
 }
 
@@ -191,15 +191,15 @@ func setCPUMap(tb testing.TB, m *ebpf.Map, cpu int, prog *ebpf.Program) func() (
 		if err != nil {
 			return 0, 0, err
 		}
-		_, wait, err := schedstat(stat)
+		_, wait, err := harness.Schedstat(stat)
 		return k + s, wait, err
 	}
 }
 
-func cpumapVerdict(r rig.Receiver, res rig.TrafficResult, kthread *stage, cpu int) string {
-	return kthread.verdict("the cpumap kthread", cpu, res.LostFrac, res.Ns, "at its ring") +
+func cpumapVerdict(r rig.Receiver, res rig.TrafficResult, kthread *harness.Stage, cpu int) string {
+	return kthread.Verdict("the cpumap kthread", cpu, res.LostFrac, res.Ns, "at its ring") +
 		fmt.Sprintf("\n  delta-ns/pkt (%.1f ± %.1f) is what the redirect costs the redirecting CPU over XDP_DROP", res.Delta, res.DeltaCI95) +
-		"\n  " + attachVerdict(r, res)
+		"\n  " + harness.TrafficVerdict(r, res)
 }
 
 // sumPerCPU sums key 0 of a per-CPU counter map.
@@ -230,76 +230,6 @@ func findKthreads(comm, short string) []int {
 		}
 	}
 	return pids
-}
-
-// TestStage checks the remote stage's bookkeeping with a fake clock and
-// counters: time after the last packet is not wall time, calls of other
-// receivers (outside before/after) count for nothing, time spent waiting
-// for the CPU is neither work nor idleness, and only a stage that lost
-// frames and was slower than their sender is called the bottleneck.
-func TestStage(t *testing.T) {
-	var pkts uint64
-	var work, wait int64
-	now := time.Unix(0, 0)
-	s := &stage{
-		read: func() (uint64, int64, int64, error) { return pkts, work, wait, nil },
-		now:  func() time.Time { return now },
-	}
-	step := func(d time.Duration, p uint64, w, q int64) {
-		now = now.Add(d)
-		pkts += p
-		work += w
-		wait += q
-	}
-	// A call: 1000 packets in 10 µs, 6 µs of work and 2 µs waiting for the
-	// CPU, then 5 µs of settling with nothing to do.
-	if err := s.before(); err != nil {
-		t.Fatal(err)
-	}
-	step(4*time.Microsecond, 400, 4000, 0)
-	if err := s.poll(); err != nil {
-		t.Fatal(err)
-	}
-	step(6*time.Microsecond, 600, 2000, 2000)
-	if err := s.poll(); err != nil {
-		t.Fatal(err)
-	}
-	step(5*time.Microsecond, 0, 0, 0)
-	if err := s.after(); err != nil {
-		t.Fatal(err)
-	}
-	// Another receiver's call: the stage's counters move, but outside
-	// before/after, and a poll there is ignored.
-	step(time.Millisecond, 7, 7000, 7000)
-	if err := s.poll(); err != nil {
-		t.Fatal(err)
-	}
-	if s.pkts != 1000 || s.work != 6000 || s.wait != 2000 || s.wall != 10000 {
-		t.Errorf("pkts %d, work %d, wait %d, wall %d: want 1000, 6000, 2000, 10000", s.pkts, s.work, s.wait, s.wall)
-	}
-	if s.nsPerPkt() != 6 || s.busyFrac() != 0.6 || s.waitFrac() != 0.2 || math.Abs(s.idleFrac()-0.2) > 1e-9 {
-		t.Errorf("%v ns per packet, busy %v, waiting %v, idle %v: want 6, 0.6, 0.2, 0.2", s.nsPerPkt(), s.busyFrac(), s.waitFrac(), s.idleFrac())
-	}
-	for _, c := range []struct {
-		lost, senderNs float64
-		want           bool
-	}{
-		{0.5, 5, true},    // losing, slower than the sender: the bottleneck
-		{0.5, 7, false},   // losing, but faster than the sender
-		{0, 5, false},     // kept up
-		{0.005, 5, false}, // under MaxLostFrac
-	} {
-		if got := s.bound(c.lost, c.senderNs); got != c.want {
-			t.Errorf("lost %v, sender %v ns: bound %v, want %v", c.lost, c.senderNs, got, c.want)
-		}
-		if v := s.verdict("x", 0, c.lost, c.senderNs, "here"); strings.HasPrefix(v, "REMOTE-BOUND") != c.want {
-			t.Errorf("lost %v, sender %v ns: verdict %q", c.lost, c.senderNs, v)
-		}
-	}
-	s.reset()
-	if s.bound(0.5, 0) {
-		t.Error("a stage that handled no packets is called the bottleneck")
-	}
 }
 
 // TestCpumapOutputParses runs the cpumap family as a user would: the

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/tracefs"
 	"bpfbench/bpf/measure"
@@ -174,7 +175,7 @@ func (f *trampolineFamily) row(b *testing.B, name string, setup func(tb testing.
 	if !pattern.Selected(b, name) {
 		return measure.Row{Name: name}
 	}
-	return setupRow(b, name, setup)
+	return harness.SetupRow(b, name, setup)
 }
 
 // trampolineFamily holds what every row shares: the collection spec, the

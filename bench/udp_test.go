@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
@@ -82,27 +83,27 @@ const skMeminfoDrops, skMeminfoVars = 8, 9
 // socket. The first row has no socket: the namespace's Udp NoPorts counter
 // must count every frame.
 func BenchmarkUDP(b *testing.B) {
-	run := newRemoteRun(b, "the receiving thread")
-	snmp := openSNMP(b, run.t.NS)
-	var rows []remoteRow
+	run := harness.NewRemote(b, benchOptions(), "the receiving thread")
+	snmp := harness.OpenSNMP(b, run.T.NS)
+	var rows []harness.RemoteRow
 	for _, v := range udpVariants(*flagUDPRecvmmsg) {
-		rows = append(rows, remoteRow{name: v.name(), start: func(b *testing.B) remotePath {
+		rows = append(rows, harness.RemoteRow{Name: v.name(), Start: func(b *testing.B) harness.RemotePath {
 			if v.recv == "none" {
 				return noSocket(snmp)
 			}
 			return v.socket(b, run, snmp)
 		}})
 	}
-	run.bench(b, rows)
+	run.Bench(b, rows)
 }
 
 // noSocket is the first row: the frames passed to the stack and dropped
 // at UDP, which the namespace's Udp NoPorts counter must count.
-func noSocket(snmp *snmpFile) remotePath {
+func noSocket(snmp *harness.SNMP) harness.RemotePath {
 	r := rig.Receiver{Action: rig.Pass, Mode: bpf.XDPNative, Work: rig.WorkDrop}
-	r.Ext = &rig.Ext{Name: "XDP_PASS to the stack, no socket (Udp NoPorts)", Delivered: func() (uint64, error) { return snmp.read("Udp", "NoPorts") }}
-	return remotePath{r: r, verdict: func(b *testing.B, res rig.TrafficResult, lost float64) string {
-		return attachVerdict(r, res) + fmt.Sprintf("\n  Udp NoPorts counted %d of %d frames the receiver passed", res.Total.Delivered(r), res.Total.Received())
+	r.Ext = &rig.Ext{Name: "XDP_PASS to the stack, no socket (Udp NoPorts)", Delivered: func() (uint64, error) { return snmp.Read("Udp", "NoPorts") }}
+	return harness.RemotePath{R: r, Verdict: func(b *testing.B, res rig.TrafficResult, lost float64) string {
+		return harness.TrafficVerdict(r, res) + fmt.Sprintf("\n  Udp NoPorts counted %d of %d frames the receiver passed", res.Total.Delivered(r), res.Total.Received())
 	}}
 }
 
@@ -111,16 +112,16 @@ func noSocket(snmp *snmpFile) remotePath {
 // run in this process and holds for every later one (-count): a row is
 // measured in every run or skipped in every run, never failed because the
 // load changed.
-func (v udpVariant) socket(b *testing.B, run *remoteRun, snmp *snmpFile) remotePath {
+func (v udpVariant) socket(b *testing.B, run *harness.Remote, snmp *harness.SNMP) harness.RemotePath {
 	b.Helper()
 	decided, wasSaturated := udpSaturated[v.name()]
 	if decided && !wasSaturated {
 		probe.Skipf(b, "NOT SATURATED in this process's first run of the row: skipped in every run (see its first skip for the figures)")
 	}
-	fd := openUDP(b, run.t.NS)
+	fd := openUDP(b, run.T.NS)
 	rx := &udpReceiver{fd: fd, call: v.recv}
-	times := rx.start(b, run.remote)
-	st := &stage{read: func() (uint64, int64, int64, error) {
+	times := rx.start(b, run.CPU)
+	st := &harness.Stage{Read: func() (uint64, int64, int64, error) {
 		work, wait, err := times()
 		return rx.dgrams.Load(), work, wait, err
 	}}
@@ -130,29 +131,29 @@ func (v udpVariant) socket(b *testing.B, run *remoteRun, snmp *snmpFile) remoteP
 		c0 = rx.calls.Load()
 		d, err := sockDrops(fd)
 		d0 = d
-		return joinErr(err, st.before())
+		return joinErr(err, st.Before())
 	}
 	after := func() error {
 		d, err := sockDrops(fd)
 		calls += rx.calls.Load() - c0
 		drops += d - d0
-		return joinErr(err, st.after())
+		return joinErr(err, st.After())
 	}
 	r := rig.Receiver{Action: rig.Pass, Mode: bpf.XDPNative, Work: rig.WorkDrop, Ext: &rig.Ext{
-		Name:      fmt.Sprintf("XDP_PASS to a UDP socket read with %s on CPU %d", v.recv, run.remote),
-		Delivered: st.watch(func() (uint64, error) { return rx.dgrams.Load(), nil }),
+		Name:      fmt.Sprintf("XDP_PASS to a UDP socket read with %s on CPU %d", v.recv, run.CPU),
+		Delivered: st.Watch(func() (uint64, error) { return rx.dgrams.Load(), nil }),
 		Before:    before,
 		After:     after,
 	}}
-	return remotePath{r: r, st: st, reset: func() { calls, drops = 0, 0 },
+	return harness.RemotePath{R: r, Stage: st, Reset: func() { calls, drops = 0, 0 },
 		// What the receiver lost is what its full receive buffer dropped.
-		lost: func(rig.TrafficResult) float64 { return float64(drops) / float64(st.pkts+drops) },
-		verdict: func(b *testing.B, res rig.TrafficResult, dropFrac float64) string {
-			callsPerSec := float64(calls) / (float64(st.work) / 1e9)
+		Lost: func(rig.TrafficResult) float64 { return float64(drops) / float64(st.Pkts+drops) },
+		Verdict: func(b *testing.B, res rig.TrafficResult, dropFrac float64) string {
+			callsPerSec := float64(calls) / (float64(st.Work) / 1e9)
 			figures := fmt.Sprintf("%.3g calls/s, %.1f datagrams per call; %d datagrams dropped at its full receive buffer; the generating CPU spends %.1f ns per datagram (generating and the stack)",
-				callsPerSec, float64(st.pkts)/float64(max(calls, 1)), drops, res.Ns)
-			verdict := st.verdict("the receive loop", run.remote, dropFrac, res.Ns, "at its full receive buffer")
-			saturated := st.bound(dropFrac, res.Ns)
+				callsPerSec, float64(st.Pkts)/float64(max(calls, 1)), drops, res.Ns)
+			verdict := st.Verdict("the receive loop", run.CPU, dropFrac, res.Ns, "at its full receive buffer")
+			saturated := st.Bound(dropFrac, res.Ns)
 			if !decided {
 				udpSaturated[v.name()] = saturated
 			}
@@ -171,7 +172,7 @@ func (v udpVariant) socket(b *testing.B, run *remoteRun, snmp *snmpFile) remoteP
 			if other := int64(res.Lost) - int64(drops); float64(other) > rig.MaxLostFrac*float64(res.Total.Gen) {
 				msg += fmt.Sprintf("\n  %d frames were lost before the socket", other)
 			}
-			return msg + "\n  " + attachVerdict(r, res)
+			return msg + "\n  " + harness.TrafficVerdict(r, res)
 		}}
 }
 
@@ -238,7 +239,7 @@ type udpReceiver struct {
 // waited for its CPU.
 func (u *udpReceiver) start(tb testing.TB, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
-	serveOn(tb, cpu, "UDP "+u.call+" loop", &u.tid, u.serve)
+	harness.ServeOn(tb, cpu, "UDP "+u.call+" loop", &u.tid, u.serve)
 	soft, serr := sched.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if serr != nil {
 		tb.Fatal(serr)
@@ -254,7 +255,7 @@ func (u *udpReceiver) start(tb testing.TB, cpu int) func() (work, wait int64, er
 		if err != nil {
 			return 0, 0, err
 		}
-		_, wait, err := schedstat(stat)
+		_, wait, err := harness.Schedstat(stat)
 		return c + s, wait, err
 	}
 }
@@ -370,7 +371,7 @@ func TestUDPReceiveLoop(t *testing.T) {
 				t.Fatal(err)
 			}
 			rx := &udpReceiver{fd: rfd, call: call}
-			times := rx.start(t, otherCPU(runtime.NumCPU()-1))
+			times := rx.start(t, harness.OtherCPU(runtime.NumCPU()-1))
 			// Fewer than the receive buffer holds: none can be dropped.
 			const n = 64
 			for i := 0; i < n; i++ {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
@@ -97,7 +98,7 @@ func (f *xdpFamily) calibrate(b *testing.B, r measure.Result) {
 		b.Errorf("calibration: add64 - drop counted %.2f instructions, the JIT images differ by %.0f: the clocks do not count instructions", got, want)
 		return
 	}
-	say(b, "calibration", fmt.Sprintf("add64 - drop = %.2f instructions, JIT images differ by %.0f", got, want))
+	harness.Say(b, "calibration", fmt.Sprintf("add64 - drop = %.2f instructions, JIT images differ by %.0f", got, want))
 }
 
 // BenchmarkXDP answers: what does one run of an XDP program cost, timed by

@@ -43,6 +43,7 @@ var layers = map[string]int{
 	"results/verdict":              4,
 	"bpf/iface":                    3, // a user's NIC: below the veth rig, not on it
 	"bpf/rig":                      5,
+	"bpf/harness":                  6, // what the families share: rows, remote stages, reports
 	"bench":                        7,
 	"results/report":               7,
 	"tools/contention":             7, // a probe of the machine, beside the suite

@@ -1,28 +1,25 @@
-package bench
+package harness
 
 import (
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
+	"bpfbench/bpf/rig"
 	"fmt"
 	"math"
 	"os"
 	"strings"
 	"testing"
-
-	"bpfbench/bpf/host"
-	"bpfbench/bpf/probe"
-	"bpfbench/bpf/rig"
 )
 
-// What the families on the traffic rig share: the rig's metrics, the
-// verdict said on stderr, the namespace's SNMP counters.
-
-// say prints a row's verdict once, for its last run, on stderr, as
+// Say prints a row's verdict once, for its last run, on stderr, as
 // "Family/row: msg", with -test.v only: a results file keeps benchmark
 // lines, not paragraphs between them. A verdict that says the row's
 // figure is not what it seems (its first words in capitals, such as
 // "NOT REMOTE-BOUND: ...") is also flagged in the run's summary. No line
 // starts "lowercase-word:", which benchfmt would read as a configuration
 // line (go test merges stderr into stdout).
-func say(b *testing.B, row, msg string) {
+func Say(b *testing.B, row, msg string) {
 	if msg == "" {
 		return
 	}
@@ -35,7 +32,8 @@ func say(b *testing.B, row, msg string) {
 	}
 }
 
-func openSNMP(tb testing.TB, ns *host.Netns) *snmpFile {
+// OpenSNMP opens ns's /proc/net/snmp from inside it.
+func OpenSNMP(tb testing.TB, ns *host.Netns) *SNMP {
 	tb.Helper()
 	var f *os.File
 	err := ns.Do(func() error {
@@ -47,17 +45,17 @@ func openSNMP(tb testing.TB, ns *host.Netns) *snmpFile {
 		tb.Fatalf("open /proc/net/snmp of %s: %v", ns.Name, err)
 	}
 	tb.Cleanup(func() { f.Close() })
-	return &snmpFile{f: f}
+	return &SNMP{f: f}
 }
 
-// snmpFile is a network namespace's /proc/net/snmp, opened from inside it:
+// SNMP is a network namespace's /proc/net/snmp, opened from inside it:
 // the open file keeps reading that namespace's counters from any thread.
 // (/proc/net is /proc/self/net, the main thread's namespace, so a thread in
 // the namespace opens /proc/thread-self/net/snmp.)
-type snmpFile struct{ f *os.File }
+type SNMP struct{ f *os.File }
 
-// read returns counter name of protocol proto ("Udp", "NoPorts").
-func (s *snmpFile) read(proto, name string) (uint64, error) {
+// Read returns counter name of protocol proto ("Udp", "NoPorts").
+func (s *SNMP) Read(proto, name string) (uint64, error) {
 	buf := make([]byte, 16<<10)
 	n, err := s.f.ReadAt(buf, 0)
 	if n == 0 && err != nil {
@@ -87,46 +85,49 @@ func (s *snmpFile) read(proto, name string) (uint64, error) {
 	return 0, fmt.Errorf("/proc/net/snmp has no %s %s", proto, name)
 }
 
-func indent(s, prefix string) string {
+// Indent puts prefix before every line of s.
+func Indent(s, prefix string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return prefix + strings.Join(lines, "\n"+prefix)
 }
 
-func reportAttach(b *testing.B, r rig.Receiver, res rig.TrafficResult) {
+// ReportTraffic reports a traffic row's figures (rig.TrafficResult).
+func ReportTraffic(b *testing.B, c measure.Clocks, r rig.Receiver, res rig.TrafficResult) {
 	b.Helper()
-	clocks().Report(b, 0, "ns/op") // one op is not one packet: ns/pkt is the figure
-	clocks().Report(b, res.PPS, "capacity-pps")
-	clocks().Report(b, res.Ns, "ns/pkt")
+	c.Report(b, 0, "ns/op") // one op is not one packet: ns/pkt is the figure
+	c.Report(b, res.PPS, "capacity-pps")
+	c.Report(b, res.Ns, "ns/pkt")
 	if res.HaveGen {
-		clocks().Diag(b, res.GenNs, "gen-ns/pkt")
+		c.Diag(b, res.GenNs, "gen-ns/pkt")
 	}
 	if !r.GeneratorOnly() && res.HaveGen {
-		clocks().Report(b, res.RxNs, "rx-ns/pkt")
+		c.Report(b, res.RxNs, "rx-ns/pkt")
 		if res.Rounds > 1 {
-			clocks().Report(b, res.RxCI95, "rx-ci95-ns")
+			c.Report(b, res.RxCI95, "rx-ci95-ns")
 		}
-		clocks().Report(b, b2f(res.RxBound), "rx-bound")
+		c.Report(b, OneIf(res.RxBound), "rx-bound")
 	}
 	if res.HaveDelta {
-		clocks().Report(b, res.Delta, "delta-ns/pkt")
+		c.Report(b, res.Delta, "delta-ns/pkt")
 		if res.Rounds > 1 {
-			clocks().Report(b, res.DeltaCI95, "delta-ci95-ns")
+			c.Report(b, res.DeltaCI95, "delta-ci95-ns")
 		}
 	}
-	clocks().Diag(b, float64(res.Lost), "lost-pkts")
-	clocks().Diag(b, res.LostFrac, "lost-frac")
+	c.Diag(b, float64(res.Lost), "lost-pkts")
+	c.Diag(b, res.LostFrac, "lost-frac")
 	res.Contended.Report(b)
 }
 
-func b2f(v bool) float64 {
+// OneIf is 1 for true and 0 for false: a yes-or-no metric.
+func OneIf(v bool) float64 {
 	if v {
 		return 1
 	}
 	return 0
 }
 
-// attachVerdict says in words whether the result measures what it names.
-func attachVerdict(r rig.Receiver, res rig.TrafficResult) string {
+// TrafficVerdict says in words whether the result measures what it names.
+func TrafficVerdict(r rig.Receiver, res rig.TrafficResult) string {
 	total := res.Total
 	counts := fmt.Sprintf("generated %d, received %d, returned %d, lost %d (%.2f%%)",
 		total.Gen, total.Received(), total.Returned(), res.Lost, 100*res.LostFrac)
@@ -141,14 +142,14 @@ func attachVerdict(r rig.Receiver, res rig.TrafficResult) string {
 		return "plain mode: generating and receiving together, no bottleneck check; " + counts
 	case !res.RxBound:
 		return fmt.Sprintf("DOMINATED BY THE GENERATOR: it costs %.1f of %.1f ns per packet; read rx-ns/pkt (%.1f%s), not pps; %s",
-			res.GenNs, res.Ns, res.RxNs, pm(res.RxCI95), counts)
+			res.GenNs, res.Ns, res.RxNs, PlusMinus(res.RxCI95), counts)
 	}
 	return fmt.Sprintf("receiver-bound: receiving is %.1f%s of %.1f ns per packet (generating %.1f, on the same CPU); %s",
-		res.RxNs, pm(res.RxCI95), res.Ns, res.GenNs, counts)
+		res.RxNs, PlusMinus(res.RxCI95), res.Ns, res.GenNs, counts)
 }
 
-// pm formats a 95% confidence half-width, which one round does not have.
-func pm(ci float64) string {
+// PlusMinus formats a 95% confidence half-width, which one round does not have.
+func PlusMinus(ci float64) string {
 	if math.IsInf(ci, 0) || math.IsNaN(ci) {
 		return ""
 	}

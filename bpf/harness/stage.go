@@ -1,16 +1,16 @@
-package bench
+package harness
 
 import (
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/rig"
 	"errors"
 	"fmt"
 	"os"
 	"testing"
 	"time"
-
-	"bpfbench/bpf/rig"
 )
 
-// stage meters the part of an attach run that happens on the other CPU
+// A Stage meters the part of an attach run that happens on the other CPU
 // (the AF_XDP application, the cpumap kthread, the UDP receiving thread)
 // over the generator calls of one receiver (bpf.Ext's Before and After): the
 // packets it handled, the CPU time it worked, the time it waited, runnable,
@@ -19,12 +19,12 @@ import (
 // not counted). What is left of the wall time it was idle: asleep (a
 // kthread, a receive loop in poll) or spinning with nothing to do (an
 // AF_XDP application).
-type stage struct {
+type Stage struct {
 	// read returns running counts: packets handled, ns worked, ns waited
 	// for a CPU.
-	read func() (pkts uint64, work, wait int64, err error)
+	Read func() (pkts uint64, work, wait int64, err error)
 	// now is the wall clock (nil: time.Now).
-	now func() time.Time
+	Now func() time.Time
 
 	p0     uint64 // at the start of the current call
 	w0, q0 int64
@@ -32,12 +32,12 @@ type stage struct {
 	last   uint64
 	lastAt time.Time
 
-	pkts             uint64 // totals since reset
-	work, wait, wall int64
+	Pkts             uint64 // totals since reset
+	Work, Wait, Wall int64
 }
 
-func (s *stage) before() error {
-	p, work, wait, err := s.read()
+func (s *Stage) Before() error {
+	p, work, wait, err := s.Read()
 	if err != nil {
 		return err
 	}
@@ -46,12 +46,12 @@ func (s *stage) before() error {
 	return nil
 }
 
-// poll notes when the packet count last moved.
-func (s *stage) poll() error {
+// Poll notes when the packet count last moved.
+func (s *Stage) Poll() error {
 	if s.t0.IsZero() {
 		return nil
 	}
-	p, _, _, err := s.read()
+	p, _, _, err := s.Read()
 	if err != nil {
 		return err
 	}
@@ -61,106 +61,106 @@ func (s *stage) poll() error {
 	return nil
 }
 
-// watch wraps a count of delivered frames (bpf.Ext.Delivered) so that the
+// Watch wraps a count of delivered frames (bpf.Ext.Delivered) so that the
 // rig's readings while frames settle also note the stage's progress.
-func (s *stage) watch(delivered func() (uint64, error)) func() (uint64, error) {
+func (s *Stage) Watch(delivered func() (uint64, error)) func() (uint64, error) {
 	return func() (uint64, error) {
-		if err := s.poll(); err != nil {
+		if err := s.Poll(); err != nil {
 			return 0, err
 		}
 		return delivered()
 	}
 }
 
-func (s *stage) after() error {
-	if err := s.poll(); err != nil {
+func (s *Stage) After() error {
+	if err := s.Poll(); err != nil {
 		return err
 	}
-	p, work, wait, err := s.read()
+	p, work, wait, err := s.Read()
 	if err != nil {
 		return err
 	}
-	s.pkts += p - s.p0
-	s.work += work - s.w0
-	s.wait += wait - s.q0
-	s.wall += int64(s.lastAt.Sub(s.t0))
+	s.Pkts += p - s.p0
+	s.Work += work - s.w0
+	s.Wait += wait - s.q0
+	s.Wall += int64(s.lastAt.Sub(s.t0))
 	s.t0 = time.Time{}
 	return nil
 }
 
-func (s *stage) clock() time.Time {
-	if s.now != nil {
-		return s.now()
+func (s *Stage) clock() time.Time {
+	if s.Now != nil {
+		return s.Now()
 	}
 	return time.Now()
 }
 
-func (s *stage) reset() { s.pkts, s.work, s.wait, s.wall = 0, 0, 0, 0 }
+func (s *Stage) Reset() { s.Pkts, s.Work, s.Wait, s.Wall = 0, 0, 0, 0 }
 
-func (s *stage) nsPerPkt() float64 { return float64(s.work) / float64(max(s.pkts, 1)) }
+func (s *Stage) NsPerPkt() float64 { return float64(s.Work) / float64(max(s.Pkts, 1)) }
 
-func (s *stage) share(ns int64) float64 { return float64(ns) / float64(max(s.wall, 1)) }
+func (s *Stage) share(ns int64) float64 { return float64(ns) / float64(max(s.Wall, 1)) }
 
-// busyFrac is the share of the time the stage worked; waitFrac the share
-// it waited for a CPU; idleFrac what is left, the share it had nothing to
+// BusyFrac is the share of the time the stage worked; WaitFrac the share
+// it waited for a CPU; IdleFrac what is left, the share it had nothing to
 // do.
-func (s *stage) busyFrac() float64 { return s.share(s.work) }
+func (s *Stage) BusyFrac() float64 { return s.share(s.Work) }
 
-func (s *stage) waitFrac() float64 { return s.share(s.wait) }
+func (s *Stage) WaitFrac() float64 { return s.share(s.Wait) }
 
-func (s *stage) idleFrac() float64 { return max(0, 1-s.busyFrac()-s.waitFrac()) }
+func (s *Stage) IdleFrac() float64 { return max(0, 1-s.BusyFrac()-s.WaitFrac()) }
 
-// bound reports whether the stage limited the run: it lost at least
+// Bound reports whether the stage limited the run: it lost at least
 // bpf.MaxLostFrac of the frames offered to it, and it needs more CPU time
 // per packet than the generating CPU spends making and handing one over
 // (senderNs, the rig's ns/pkt), so that frames came faster than it could
 // take them even had it run all the time. (A stage that lost frames
 // although it was faster lost them to wake-up latency or bursts.) Its
 // CPU time per packet is then its rate, per second of its CPU.
-func (s *stage) bound(lostFrac, senderNs float64) bool {
-	return s.pkts > 0 && lostFrac >= rig.MaxLostFrac && s.nsPerPkt() > senderNs
+func (s *Stage) Bound(lostFrac, senderNs float64) bool {
+	return s.Pkts > 0 && lostFrac >= rig.MaxLostFrac && s.NsPerPkt() > senderNs
 }
 
-// verdict says in words what the stage was, for stderr: the bottleneck
+// Verdict says in words what the stage was, for stderr: the bottleneck
 // (remote-pps is its rate), a stage that kept up (no rate), or one that
 // lost frames although it was the faster side (no rate either). where
 // says where frames were lost ("at its ring").
-func (s *stage) verdict(what string, cpu int, lostFrac, senderNs float64, where string) string {
+func (s *Stage) Verdict(what string, cpu int, lostFrac, senderNs float64, where string) string {
 	state := fmt.Sprintf("%.1f ns per packet against the generating CPU's %.1f; %.1f%% of frames lost %s; busy %.0f%%, waiting for its CPU %.0f%%, idle %.0f%% of the time",
-		s.nsPerPkt(), senderNs, 100*lostFrac, where, 100*s.busyFrac(), 100*s.waitFrac(), 100*s.idleFrac())
+		s.NsPerPkt(), senderNs, 100*lostFrac, where, 100*s.BusyFrac(), 100*s.WaitFrac(), 100*s.IdleFrac())
 	var msg string
 	switch {
-	case s.bound(lostFrac, senderNs):
-		msg = fmt.Sprintf("REMOTE-BOUND: %s on CPU %d was the bottleneck (%s): remote-pps %.3g is its rate", what, cpu, state, 1e9/s.nsPerPkt())
+	case s.Bound(lostFrac, senderNs):
+		msg = fmt.Sprintf("REMOTE-BOUND: %s on CPU %d was the bottleneck (%s): remote-pps %.3g is its rate", what, cpu, state, 1e9/s.NsPerPkt())
 	case lostFrac >= rig.MaxLostFrac:
 		msg = fmt.Sprintf("NO RATE: %s on CPU %d lost frames although it was the faster side (%s): it slept, or waited for its CPU, while its queue filled; remote-ns/pkt is its CPU time per packet, waking up included", what, cpu, state)
 	default:
 		msg = fmt.Sprintf("NOT REMOTE-BOUND: %s on CPU %d kept up (%s): no rate for it here; remote-ns/pkt is its CPU time per packet, waking up included", what, cpu, state)
 	}
-	if s.waitFrac() > 0.1 {
+	if s.WaitFrac() > 0.1 {
 		msg += "; other tasks held its CPU for part of the run (use a quiet machine)"
 	}
 	return msg
 }
 
-// report adds the remote-* metrics; remote-pps only for a stage that was
+// Report adds the remote-* metrics; remote-pps only for a stage that was
 // the bottleneck, since otherwise it is not a rate anything sustained.
 // remote-cpu-wait shows, run by run, whether other tasks held its CPU.
-func (s *stage) report(b *testing.B, lostFrac, senderNs float64) {
+func (s *Stage) Report(b *testing.B, c measure.Clocks, lostFrac, senderNs float64) {
 	b.Helper()
-	clocks().Report(b, s.nsPerPkt(), "remote-ns/pkt")
-	clocks().Diag(b, s.busyFrac(), "remote-cpu-busy")
-	clocks().Diag(b, s.waitFrac(), "remote-cpu-wait")
-	clocks().Diag(b, b2f(s.bound(lostFrac, senderNs)), "remote-bound")
-	if s.bound(lostFrac, senderNs) {
-		clocks().Diag(b, 1e9/s.nsPerPkt(), "remote-pps")
+	c.Report(b, s.NsPerPkt(), "remote-ns/pkt")
+	c.Diag(b, s.BusyFrac(), "remote-cpu-busy")
+	c.Diag(b, s.WaitFrac(), "remote-cpu-wait")
+	c.Diag(b, OneIf(s.Bound(lostFrac, senderNs)), "remote-bound")
+	if s.Bound(lostFrac, senderNs) {
+		c.Diag(b, 1e9/s.NsPerPkt(), "remote-pps")
 	}
 }
 
-// schedstat reads a thread's /proc/.../schedstat: the ns it ran and the
+// Schedstat reads a thread's /proc/.../schedstat: the ns it ran and the
 // ns it waited, runnable, for a CPU (CONFIG_SCHED_INFO; without it the
 // file is missing, and a stage that waited counts as idle).
-func schedstat(path string) (run, wait int64, err error) {
+func Schedstat(path string) (run, wait int64, err error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, 0, nil

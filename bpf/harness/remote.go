@@ -1,0 +1,150 @@
+package harness
+
+import (
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
+	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The skeleton of the families whose path ends on a second CPU (AFXDP,
+// Cpumap, UDP), after the kernel selftests' bench.c: the harness is
+// written once (Remote.Bench), and a family is its setup and a table
+// of rows, each a value (RemoteRow).
+
+// A Remote is one run of such a family: its options, the CPU its
+// remote stage runs on, and the attach rig.
+type Remote struct {
+	// O are the run's options; CPU is the other CPU, where the remote
+	// stage runs; T is the attach rig.
+	O   measure.BenchOptions
+	CPU int
+	T   *rig.Traffic
+}
+
+// NewRemote starts a family whose path ends on a second CPU: root, the
+// options, the CPU the remote stage runs on (or a skip naming what needs
+// it), and the attach rig.
+func NewRemote(b *testing.B, o measure.BenchOptions, needs string) *Remote {
+	b.Helper()
+	host.RequireRoot(b)
+	remote := OtherCPU(o.CPU)
+	if remote < 0 {
+		why := ""
+		if o.Clocks.Icount {
+			why = " (an instruction-counting guest has one vCPU: with two, one's work lands in the other's counts)"
+		}
+		probe.Skipf(b, "%s needs two CPUs: %s runs on the one the generator does not use%s", b.Name(), needs, why)
+	}
+	return &Remote{O: o, CPU: remote, T: rig.NewTraffic(b, 2)}
+}
+
+// A RemoteRow is one row of such a family: a receiver that does the
+// family's work in XDP alone (kernel: the family's baseline row), or a
+// path to the other CPU that start sets up in the row's sub-benchmark.
+type RemoteRow struct {
+	Name   string
+	Kernel *rig.Receiver
+	Start  func(b *testing.B) RemotePath
+}
+
+// A RemotePath is what a row's start sets up: the receiver that takes
+// the generator's frames, the in-kernel row it is measured against (nil:
+// none), the stage that meters the other CPU (nil: none, the frames end
+// in the kernel), and the row's own part of the result.
+type RemotePath struct {
+	R     rig.Receiver
+	Ref   *rig.Receiver
+	Stage *Stage
+	Reset func() // after the warm-up, beside the stage's
+	// Lost is the share of frames lost on the way to the stage (nil:
+	// the rig's LostFrac).
+	Lost func(res rig.TrafficResult) float64
+	// Verdict checks what only this row knows, reports its own figures
+	// and returns its words for stderr (Say); it may skip the row.
+	Verdict func(b *testing.B, res rig.TrafficResult, lost float64) string
+}
+
+// Bench measures every row as a sub-benchmark of b: the path set up, the
+// rig measured (rig.Traffic.Bench), the rig's and the stage's metrics
+// reported, the row's verdict said.
+func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
+	b.Helper()
+	c := run.O.Clocks
+	for _, row := range rows {
+		var msg string
+		probe.Run(b, row.Name, func(b *testing.B) {
+			if row.Kernel != nil {
+				res := run.T.Bench(b, *row.Kernel, nil, run.O, nil)
+				ReportTraffic(b, c, *row.Kernel, res)
+				msg = TrafficVerdict(*row.Kernel, res)
+				return
+			}
+			p := row.Start(b)
+			res := run.T.Bench(b, p.R, p.Ref, run.O, func() {
+				if p.Stage != nil {
+					p.Stage.Reset()
+				}
+				if p.Reset != nil {
+					p.Reset()
+				}
+			})
+			if p.Stage != nil && p.Stage.Pkts == 0 {
+				b.Fatalf("%s: no frames reached CPU %d (generated %d, received %d)", p.R.Ext.Name, run.CPU, res.Total.Gen, res.Total.Received())
+			}
+			lost := res.LostFrac
+			if p.Lost != nil {
+				lost = p.Lost(res)
+			}
+			msg = p.Verdict(b, res, lost)
+			ReportTraffic(b, c, p.R, res)
+			if p.Stage != nil {
+				p.Stage.Report(b, c, lost, res.Ns)
+			}
+		})
+		Say(b, row.Name, msg)
+	}
+}
+
+// ServeOn runs serve on a thread pinned to cpu until tb's cleanup stops
+// it, and waits until tid (which serve sets) says the thread started: the
+// remote stage of AFXDP's application and UDP's receiver.
+func ServeOn(tb testing.TB, cpu int, what string, tid *atomic.Int32, serve func(stop *atomic.Bool) error) {
+	tb.Helper()
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var err error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		err = sched.Pinned(cpu, func() error { return serve(&stop) })
+	}()
+	tb.Cleanup(func() {
+		stop.Store(true)
+		wg.Wait()
+		if err != nil {
+			tb.Errorf("%s on CPU %d: %v", what, cpu, err)
+		}
+	})
+	for deadline := time.Now().Add(time.Second); tid.Load() == 0; time.Sleep(100 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s did not start on CPU %d", what, cpu)
+		}
+	}
+}
+
+// OtherCPU is a CPU other than cpu for a remote stage (the highest one
+// below it, wrapping), or -1 on a machine with one.
+func OtherCPU(cpu int) int {
+	n := runtime.NumCPU()
+	if n < 2 {
+		return -1
+	}
+	return (cpu + n - 1) % n
+}
