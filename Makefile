@@ -172,7 +172,7 @@ vmkernel:
 # The packages whose tests ask the kernel something: each package's tests
 # boot a guest of their own, and the others (results/, the estimators, the
 # gauge, the lock) compute the same on any kernel.
-VMTESTPKGS ?= ./bench ./bpf ./bpf/host ./bpf/iface ./bpf/labels ./bpf/measure ./bpf/probe ./bpf/rig ./bpf/xsk
+VMTESTPKGS ?= ./bench ./bpf ./bpf/host ./bpf/iface ./bpf/labels ./bpf/measure ./bpf/measure/testrun ./bpf/probe ./bpf/rig ./bpf/xsk
 vmtest: vmkernel ## run the tests that ask the kernel in a guest: make vmtest KERNEL=6.1 [VMEXEC_CMDLINE=...] [VMTESTPKGS=...]
 	$(VMGOTEST) -count 1 $(if $(VMSKIP),-skip '$(VMSKIP)') $(VMTESTPKGS)
 

@@ -9,6 +9,7 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/pattern"
+	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
 
@@ -167,7 +168,7 @@ func (c *callLoad) put(m *ebpf.Map, slot int, prog string) error {
 // kind's JITed jumps are patched), its run counter (tail_runs for the
 // tail call entries), and the hops counter, which must count hops per
 // run: a broken chain cannot pass for a fast one.
-func (f *callFamily) loop(tb testing.TB, call string, hops int) *measure.Loop {
+func (f *callFamily) loop(tb testing.TB, call string, hops int) *testrun.Loop {
 	tb.Helper()
 	entry, runs := "inline_entry", "runs"
 	tail := false
@@ -180,11 +181,11 @@ func (f *callFamily) loop(tb testing.TB, call string, hops int) *measure.Loop {
 	default:
 		tb.Fatalf("unknown call variant %s", call)
 	}
-	return withLayouts(f.layouts, func(c *callLoad) *measure.Loop {
+	return withLayouts(f.layouts, func(c *callLoad) *testrun.Loop {
 		p := c.prog(tb, entry)
 		held := f.holder.Held(p)
-		l := &measure.Loop{Prog: p, Data: f.frame, Runs: c.variable(tb, runs), Switch: held,
-			Counters: []measure.Counter{{Name: "hops", Var: c.variable(tb, "hops"), PerRepeat: uint64(hops)}}}
+		l := &testrun.Loop{Prog: p, Data: f.frame, Runs: c.variable(tb, runs), Switch: held,
+			Counters: []testrun.Counter{{Name: "hops", Var: c.variable(tb, "hops"), PerRepeat: uint64(hops)}}}
 		if tail {
 			l.Switch = func() error {
 				if err := c.chain(call, hops); err != nil {
@@ -340,7 +341,7 @@ func TestCallChains(t *testing.T) {
 		_, err := l.Measure(10000)
 		return err
 	})
-	if !errors.Is(err, measure.ErrRunCount) {
-		t.Errorf("measuring a chain broken at slot 2: %v, want %v", err, measure.ErrRunCount)
+	if !errors.Is(err, testrun.ErrRunCount) {
+		t.Errorf("measuring a chain broken at slot 2: %v, want %v", err, testrun.ErrRunCount)
 	}
 }

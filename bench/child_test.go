@@ -5,8 +5,6 @@ package bench
 // children write (stateWatch), and the host's own devices.
 
 import (
-	"bpfbench/bpf/host"
-	"bpfbench/bpf/host/syslock"
 	"bufio"
 	"bytes"
 	"fmt"
@@ -22,6 +20,9 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/syslock"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"

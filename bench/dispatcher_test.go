@@ -8,6 +8,7 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/pattern"
+	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
@@ -131,16 +132,16 @@ func BenchmarkDispatcher(b *testing.B) {
 	}
 	// xdpLoop is the loop of the drop program of every layout, with the
 	// fillers of mode at k.
-	xdpLoop := func(mode string, k int, hold bool) *measure.Loop {
-		return withLayouts(f.layouts, func(objs *bpf.XDPObjects) *measure.Loop {
-			return &measure.Loop{Prog: objs.Drop, Data: frame, Runs: objs.Runs, Switch: occupy(mode, k, objs.Drop, hold)}
+	xdpLoop := func(mode string, k int, hold bool) *testrun.Loop {
+		return withLayouts(f.layouts, func(objs *bpf.XDPObjects) *testrun.Loop {
+			return &testrun.Loop{Prog: objs.Drop, Data: frame, Runs: objs.Runs, Switch: occupy(mode, k, objs.Drop, hold)}
 		})
 	}
 	var rows []measure.Row
 	// row adds a row of v against a baseline of its own (the rows'
 	// rounds interleave, and a loop keeps its layout), or only its name
 	// when -test.bench leaves it out.
-	row := func(name string, v func() *measure.Loop, base bool, report func(*testing.B, measure.Result)) {
+	row := func(name string, v func() *testrun.Loop, base bool, report func(*testing.B, measure.Result)) {
 		r := measure.Row{Name: name, Report: report}
 		if pattern.Selected(b, name) {
 			r.Variant = v()
@@ -150,10 +151,10 @@ func BenchmarkDispatcher(b *testing.B) {
 		}
 		rows = append(rows, r)
 	}
-	row("dispatcher=k0/fill=none/prog=xdp", func() *measure.Loop { return xdpLoop("", 0, true) }, false, nil)
+	row("dispatcher=k0/fill=none/prog=xdp", func() *testrun.Loop { return xdpLoop("", 0, true) }, false, nil)
 	// The A/A control: k0 against k0, each sample switching state as the
 	// variants' do. Its delta's interval must cover 0 in about 95% of runs.
-	row("dispatcher=aa/fill=none/prog=xdp", func() *measure.Loop { return xdpLoop("", 0, true) }, true, nil)
+	row("dispatcher=aa/fill=none/prog=xdp", func() *testrun.Loop { return xdpLoop("", 0, true) }, true, nil)
 	for _, m := range fillModes {
 		for _, k := range dispatcherLevels {
 			level := fmt.Sprintf("k%d", k)
@@ -165,7 +166,7 @@ func BenchmarkDispatcher(b *testing.B) {
 			// in every sample: the fillers are attached in one order):
 			// the highest rank of any layout's, read once at the level.
 			rank, rankErr := 0, error(nil)
-			v := func() *measure.Loop {
+			v := func() *testrun.Loop {
 				v := xdpLoop(m.name, k, true)
 				if err := v.Switch(); err != nil {
 					b.Fatal(err)
@@ -189,12 +190,12 @@ func BenchmarkDispatcher(b *testing.B) {
 			})
 		}
 	}
-	row("dispatcher=none/fill=none/prog=tc", func() *measure.Loop {
-		return withLayouts(disps, func(disp *bpf.DispatcherObjects) *measure.Loop {
-			return &measure.Loop{Prog: disp.TcDrop, Data: frame, Runs: disp.Runs, Switch: occupy("", 0, f.objs.Drop, true)}
+	row("dispatcher=none/fill=none/prog=tc", func() *testrun.Loop {
+		return withLayouts(disps, func(disp *bpf.DispatcherObjects) *testrun.Loop {
+			return &testrun.Loop{Prog: disp.TcDrop, Data: frame, Runs: disp.Runs, Switch: occupy("", 0, f.objs.Drop, true)}
 		})
 	}, true, nil)
-	row("dispatcher=rebuild/fill=none/prog=xdp", func() *measure.Loop {
+	row("dispatcher=rebuild/fill=none/prog=xdp", func() *testrun.Loop {
 		rebuild := xdpLoop("", 0, false)
 		for _, l := range loopLayouts(rebuild) {
 			l.KernelClock = true

@@ -14,6 +14,7 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
@@ -152,10 +153,10 @@ func (f *mitigationsFamily) objs(v mitigationVariant) []*bpf.XDPObjects {
 // thread before each measurement, turns run-time stats on or off as v
 // wants and holds v's program in the dispatcher; spec, when set, runs
 // first, on that thread.
-func (f *mitigationsFamily) loop(v mitigationVariant, spec func() error) *measure.Loop {
-	return withLayouts(f.objs(v), func(objs *bpf.XDPObjects) *measure.Loop {
+func (f *mitigationsFamily) loop(v mitigationVariant, spec func() error) *testrun.Loop {
+	return withLayouts(f.objs(v), func(objs *bpf.XDPObjects) *testrun.Loop {
 		p := v.prog.Of(objs)
-		return &measure.Loop{Prog: p, Data: f.frame, Runs: objs.Runs, Prepare: func() error {
+		return &testrun.Loop{Prog: p, Data: f.frame, Runs: objs.Runs, Prepare: func() error {
 			if spec != nil {
 				if err := spec(); err != nil {
 					return err
@@ -222,13 +223,13 @@ func readProgStats(p *ebpf.Program, runs *ebpf.Variable) (progStats, error) {
 // layout of each, to check afterwards that stats were on for exactly the
 // loops that asked for them.
 type statsWatch struct {
-	loops []*measure.Loop
+	loops []*testrun.Loop
 	on    []bool
 	// before[i][j] is the stats of loopLayouts(loops[i])[j].
 	before [][]progStats
 }
 
-func watchStats(loops []*measure.Loop, on []bool) (*statsWatch, error) {
+func watchStats(loops []*testrun.Loop, on []bool) (*statsWatch, error) {
 	w := &statsWatch{loops: loops, on: on, before: make([][]progStats, len(loops))}
 	for i, l := range loops {
 		for _, c := range loopLayouts(l) {
@@ -359,7 +360,7 @@ func BenchmarkMitigations(b *testing.B) {
 			continue
 		}
 		row := f.row(v, spec)
-		loops, on := []*measure.Loop{row.Variant}, []bool{v.stats}
+		loops, on := []*testrun.Loop{row.Variant}, []bool{v.stats}
 		if row.Base != nil {
 			loops, on = append(loops, row.Base), append(on, false)
 		}
@@ -479,8 +480,8 @@ func TestStatsToggle(t *testing.T) {
 	on.Layouts, off.Layouts = nil, nil
 	on.Emulated, off.Emulated = probe.Emulated(), probe.Emulated()
 	err := sched.Pinned(benchOptions().CPU, func() error {
-		for i, l := range []*measure.Loop{off, on, off, on, off} {
-			w, err := watchStats([]*measure.Loop{on, off}, []bool{l == on, false})
+		for i, l := range []*testrun.Loop{off, on, off, on, off} {
+			w, err := watchStats([]*testrun.Loop{on, off}, []bool{l == on, false})
 			if err != nil {
 				return err
 			}
@@ -511,7 +512,7 @@ func TestStatsToggle(t *testing.T) {
 	}
 	// With the switch off, runs are not counted, and the check that
 	// stats were on says so.
-	w, err := watchStats([]*measure.Loop{on}, []bool{true})
+	w, err := watchStats([]*testrun.Loop{on}, []bool{true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +530,7 @@ func TestStatsToggle(t *testing.T) {
 		t.Error("a run with stats off passed the check that they were on")
 	}
 	// A loop that wanted stats and ran in none of its layouts.
-	if w, err = watchStats([]*measure.Loop{f.loop(onV, nil)}, []bool{true}); err != nil {
+	if w, err = watchStats([]*testrun.Loop{f.loop(onV, nil)}, []bool{true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.check(); err == nil {

@@ -13,6 +13,7 @@ import (
 	"bpfbench/bpf/host/tracefs"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/pattern"
+	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
@@ -248,10 +249,10 @@ func (f *trampolineFamily) tryLoad(name string, edit func(*ebpf.CollectionSpec))
 
 // xdpLoop is the test_run loop of XDP program p, held in the dispatcher,
 // whose hooks must run hooks times per run.
-func (f *trampolineFamily) xdpLoop(p *ebpf.Program, hooks uint64) *measure.Loop {
-	return &measure.Loop{
+func (f *trampolineFamily) xdpLoop(p *ebpf.Program, hooks uint64) *testrun.Loop {
+	return &testrun.Loop{
 		Prog: p, Data: f.frame, Runs: f.core.Runs, Switch: f.holder.Held(p),
-		Counters: []measure.Counter{{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: hooks}},
+		Counters: []testrun.Counter{{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: hooks}},
 	}
 }
 
@@ -291,9 +292,9 @@ func (f *trampolineFamily) chainRow(tb testing.TB, attach string, n int) measure
 			tb.Fatal(err)
 		}
 	}
-	loop := func(p *ebpf.Program) *measure.Loop {
+	loop := func(p *ebpf.Program) *testrun.Loop {
 		l := f.xdpLoop(p, 0)
-		l.Counters = append(l.Counters, measure.Counter{Name: "chain_runs", Var: f.core.ChainRuns, PerRepeat: uint64(n)})
+		l.Counters = append(l.Counters, testrun.Counter{Name: "chain_runs", Var: f.core.ChainRuns, PerRepeat: uint64(n)})
 		return l
 	}
 	single := f.load(tb, "single", setN)
@@ -390,10 +391,10 @@ func (k *trampKernelHooks) only(sw *trampHookSwitch) func() error {
 // kernelHookRow is the row of the driver of h.target with and without h.
 func (f *trampolineFamily) kernelHookRow(tb testing.TB, h trampHook, hooks *trampKernelHooks) measure.Row {
 	drv := f.driver(tb, h.target)
-	loop := func(hooks uint64, prepare func() error) *measure.Loop {
-		return &measure.Loop{
+	loop := func(hooks uint64, prepare func() error) *testrun.Loop {
+		return &testrun.Loop{
 			Prog: drv, Runs: f.core.Calls, Iterations: f.core.Iterations, Prepare: prepare,
-			Counters: []measure.Counter{
+			Counters: []testrun.Counter{
 				{Name: "driver runs", Var: f.core.Runs, PerCall: 1},
 				{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: hooks},
 			},
@@ -455,9 +456,9 @@ func attachTracing(p *ebpf.Program) (link.Link, error) {
 func TestTrampolineDriverCounts(t *testing.T) {
 	f := newTrampolineFamily(t)
 	drv := f.driver(t, "helper")
-	loop := &measure.Loop{
+	loop := &testrun.Loop{
 		Prog: drv, Runs: f.core.Calls, Iterations: f.core.Iterations,
-		Counters: []measure.Counter{{Name: "driver runs", Var: f.core.Runs, PerCall: 1}},
+		Counters: []testrun.Counter{{Name: "driver runs", Var: f.core.Runs, PerCall: 1}},
 		Emulated: probe.Emulated(),
 	}
 	err := sched.Pinned(benchOptions().CPU, func() error {
@@ -469,11 +470,11 @@ func TestTrampolineDriverCounts(t *testing.T) {
 			t.Errorf("sample %+v: want a positive time per call and no kernel time", s)
 		}
 		// No hook is attached: claiming one must fail.
-		loop.Counters = append(loop.Counters, measure.Counter{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: 1})
-		if _, err := loop.Measure(1000); !errors.Is(err, measure.ErrRunCount) {
+		loop.Counters = append(loop.Counters, testrun.Counter{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: 1})
+		if _, err := loop.Measure(1000); !errors.Is(err, testrun.ErrRunCount) {
 			t.Errorf("a hook that never ran passed the run count check: %v", err)
 		}
-		if _, err := loop.Measure(measure.MaxIterations + 1); err == nil {
+		if _, err := loop.Measure(testrun.MaxIterations + 1); err == nil {
 			t.Error("more iterations than bpf_loop runs passed")
 		}
 		return nil

@@ -9,6 +9,7 @@ import (
 	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 )
@@ -49,27 +50,27 @@ func newXDPFamily(tb testing.TB) *xdpFamily {
 
 // loop returns the test_run loop of prog on a UDP frame of size bytes,
 // held in the dispatcher while it runs, in every layout.
-func (f *xdpFamily) loop(tb testing.TB, prog *bpf.XDPProgram, size int) *measure.Loop {
+func (f *xdpFamily) loop(tb testing.TB, prog *bpf.XDPProgram, size int) *testrun.Loop {
 	tb.Helper()
 	frame, err := bpf.UDPFrame(size)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return withLayouts(f.layouts, func(objs *bpf.XDPObjects) *measure.Loop {
+	return withLayouts(f.layouts, func(objs *bpf.XDPObjects) *testrun.Loop {
 		p := prog.Of(objs)
-		return &measure.Loop{Prog: p, Data: frame, Runs: objs.Runs, Switch: f.holder.Held(p)}
+		return &testrun.Loop{Prog: p, Data: frame, Runs: objs.Runs, Switch: f.holder.Held(p)}
 	})
 }
 
 // loopLayouts is l and its other layouts, the loops the rounds take in
 // turn.
-func loopLayouts(l *measure.Loop) []*measure.Loop {
-	return append([]*measure.Loop{l}, l.Layouts...)
+func loopLayouts(l *testrun.Loop) []*testrun.Loop {
+	return append([]*testrun.Loop{l}, l.Layouts...)
 }
 
 // withLayouts is the loop of the first of loads, with the loops of the
 // others as its Layouts.
-func withLayouts[T any](loads []T, loop func(T) *measure.Loop) *measure.Loop {
+func withLayouts[T any](loads []T, loop func(T) *testrun.Loop) *testrun.Loop {
 	l := loop(loads[0])
 	for _, o := range loads[1:] {
 		l.Layouts = append(l.Layouts, loop(o))

@@ -27,6 +27,7 @@ var layers = map[string]int{
 	"results/stat":                 0,
 	"bpf/host/syslock":             1,
 	"bpf/measure/gauge":            1,
+	"bpf/measure/testrun":          1, // the test_run loop, timed
 	"results/benchfile":            1,
 	"results/anatomy":              2,
 	"results/mechanism":            2,

@@ -1,16 +1,17 @@
 package harness
 
 import (
-	"bpfbench/bpf/host"
-	"bpfbench/bpf/measure"
-	"bpfbench/bpf/probe"
-	"bpfbench/bpf/rig"
-	"bpfbench/bpf/sched"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
+	"bpfbench/bpf/rig"
+	"bpfbench/bpf/sched"
 )
 
 // The skeleton of the families whose path ends on a second CPU (AFXDP,

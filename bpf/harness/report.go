@@ -1,15 +1,16 @@
 package harness
 
 import (
-	"bpfbench/bpf/host"
-	"bpfbench/bpf/measure"
-	"bpfbench/bpf/probe"
-	"bpfbench/bpf/rig"
 	"fmt"
 	"math"
 	"os"
 	"strings"
 	"testing"
+
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
+	"bpfbench/bpf/rig"
 )
 
 // Say prints a row's verdict once, for its last run, on stderr, as

@@ -1,10 +1,11 @@
 package harness
 
 import (
-	"bpfbench/bpf/measure"
 	"errors"
 	"fmt"
 	"testing"
+
+	"bpfbench/bpf/measure"
 )
 
 // SetupRow sets up the row name of the family benchmark b with setup,

@@ -1,9 +1,10 @@
 package harness
 
 import (
-	"bpfbench/bpf/measure"
 	"errors"
 	"testing"
+
+	"bpfbench/bpf/measure"
 )
 
 // TestSetupRow sets up rows as a family does: a setup that skips or fails

@@ -1,13 +1,14 @@
 package harness
 
 import (
-	"bpfbench/bpf/measure"
-	"bpfbench/bpf/rig"
 	"errors"
 	"fmt"
 	"os"
 	"testing"
 	"time"
+
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/rig"
 )
 
 // A Stage meters the part of an attach run that happens on the other CPU

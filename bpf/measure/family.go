@@ -1,15 +1,145 @@
 package measure
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"bpfbench/bpf/measure/anatomy"
+	"bpfbench/bpf/measure/gauge"
 	"bpfbench/bpf/measure/pattern"
+	"bpfbench/bpf/measure/robust"
+	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/sched"
 )
+
+// maxTurn is the most calls a test_run loop makes in a row in a round
+// (sizing.MaxTurn): enough for the dispatcher's slowest switch, attaching
+// or detaching 47 fillers (docs/method.md#turns-calls-in-a-row-per-round).
+const maxTurn = 16
+
+// loopSizes are a test_run loop's repetitions: at least 100,000 a call,
+// so that the short call's fixed cost never dominates (in an
+// instruction-counting guest the floor stops at icountMinCalls calls'
+// time: BenchOptions.callSizing); a loop that repeats inside the program
+// (testrun.Loop.Iterations) has its own maximum.
+func loopSizes(v, base *testrun.Loop) CallSizes {
+	u := CallSizes{Warm: 10000, Min: 100_000, Max: 1 << 26, MaxTurn: maxTurn}
+	if v.Iterations != nil || (base != nil && base.Iterations != nil) {
+		u.Max = testrun.MaxIterations
+	}
+	return u
+}
+
+// icountMinCalls caps the floor of 100,000 repetitions under QEMU -icount
+// at this many -bpfbench.calltime's worth. There the floor still buys
+// exact counts for cheap programs (with a floor of 1,000 instead, the
+// dispatcher's k1 came out 2.04 instructions, not 2, at 62,000
+// repetitions), and for costly ones only costs: 38 fentry programs are
+// 3,800 instructions a run, so their calls took 380 ms of virtual time, 95
+// calltimes, and their rows up to 23 s of CI's per kernel.
+const icountMinCalls = 10
+
+// recorder makes the streams of a loop and its baseline, and keeps what
+// Measure learns besides the time: the kernel's averages and fixed
+// costs of the variant's calls, and the calls measured again.
+type recorder struct {
+	// name is the row's, for the anatomy's log.
+	name       string
+	base       *testrun.Loop
+	kns, call  []float64
+	remeasured int
+	disagreed  int
+}
+
+func (c *recorder) stream(l *testrun.Loop, record bool) Stream {
+	role := "v"
+	if l == c.base {
+		role = "base"
+	}
+	return func(size uint32) (float64, error) {
+		anatomy.Stream(c.name, role)
+		s, err := l.Measure(size)
+		anatomy.Stream("", "")
+		if err != nil {
+			if l == c.base {
+				err = fmt.Errorf("baseline: %w", err)
+			}
+			return 0, err
+		}
+		c.remeasured += s.Restarts + s.Rejected
+		if s.Disagreed {
+			c.disagreed++
+		}
+		if record {
+			c.kns = append(c.kns, float64(s.KernelNs))
+			c.call = append(c.call, float64(s.FixedNs)/1e3)
+		}
+		return s.Ns, nil
+	}
+}
+
+// reset forgets the warm-up's samples.
+func (c *recorder) reset() { c.kns, c.call, c.remeasured, c.disagreed = nil, nil, 0, 0 }
+
+// newLoopRunner warms up and sizes the rounds of v, with base when set.
+func newLoopRunner(name string, budget Budget, v, base *testrun.Loop, o BenchOptions) (*recorder, *runner, error) {
+	c := &recorder{name: name, base: base}
+	for _, l := range []*testrun.Loop{v, base} {
+		if l == nil {
+			continue
+		}
+		for _, m := range append([]*testrun.Loop{l}, l.Layouts...) {
+			m.Emulated = o.Emulated
+		}
+	}
+	streams := []Stream{c.stream(v, true)}
+	if base != nil {
+		streams = append(streams, c.stream(base, false))
+	}
+	sz := o.callSizing(loopSizes(v, base))
+	sz.NewRound = func() {
+		v.NextLayout()
+		if base != nil {
+			base.NextLayout()
+		}
+	}
+	sz.Layouts = len(v.Layouts) + 1
+	if base != nil {
+		sz.Layouts = lcm(sz.Layouts, len(base.Layouts)+1)
+	}
+	x, err := newRunner(budget, sz, streams)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.reset()
+	anatomy.Measured(name)
+	return c, x, nil
+}
+
+// result summarises the rounds from their uncontended calls (all of them
+// when the core was never uncontended long enough: Result.Contended).
+func (c *recorder) result(rounds *Rounds, threshold gauge.Load) Result {
+	u, load := rounds.clean(threshold)
+	r := Result{
+		Ns:         u.Location(0).Value,
+		Cycles:     u.Cycles(0).Value,
+		GHz:        u.GHz(0),
+		KernelNs:   robust.Quantile(c.kns, robust.LowQuantile),
+		CallUs:     robust.Quantile(c.call, 0.5),
+		Rounds:     rounds.Count(),
+		Remeasured: c.remeasured,
+		Disagreed:  c.disagreed,
+		Contended:  load,
+	}
+	if c.base != nil {
+		r.HaveDelta = true
+		r.Delta, r.Rel = u.Paired(0, 1), u.Relative(0, 1)
+	}
+	return r
+}
 
 // A Row is one sub-benchmark of a family measured by Family: a test_run
 // loop and, optionally, the baseline it is paired with.
@@ -18,7 +148,7 @@ type Row struct {
 	Name string
 	// Variant is the loop measured, Base its baseline (nil: none, or the run
 	// is not interleaved).
-	Variant, Base *Loop
+	Variant, Base *testrun.Loop
 	// Skip, when set, is why the row is not measured: its sub-benchmark
 	// skips saying so. Err, when set, is why its setup failed: its
 	// sub-benchmark fails saying so.

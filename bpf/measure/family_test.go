@@ -9,6 +9,7 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/internal/testutil"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
 )
 
@@ -29,9 +30,9 @@ func TestFamilyInterleavesRows(t *testing.T) {
 	h := rig.NewHolder(t, host.NewNetns(t), loads[0].Drop)
 	frame := testutil.Frame(t, 64)
 	var seq []int // the row of every measurement, warm-ups included
-	loop := func(row int, objs *bpf.XDPObjects) *measure.Loop {
+	loop := func(row int, objs *bpf.XDPObjects) *testrun.Loop {
 		hold := h.Held(objs.Drop)
-		return &measure.Loop{Prog: objs.Drop, Data: frame, Runs: objs.Runs, Prepare: func() error {
+		return &testrun.Loop{Prog: objs.Drop, Data: frame, Runs: objs.Runs, Prepare: func() error {
 			seq = append(seq, row)
 			return hold()
 		}}

@@ -1,142 +1,140 @@
 package measure
 
 import (
-	"flag"
-	"fmt"
+	"cmp"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"bpfbench/bpf/measure/gauge"
 	"bpfbench/bpf/measure/robust"
 )
 
-// The rounds engine. Every family measures the same way: a few streams (a
-// variant, its baseline, a reference) each take units of work (repetitions
-// of a test_run loop, frames of the traffic rig) and return the cost per
-// unit; the engine warms them up, sizes one call from the first stream's
-// speed, and measures every stream once per round, in an order balanced
-// over blocks of rounds, so that all of them see the machine in the same
-// states. Differences are taken within a round (paired), where the
-// machine's speed level cancels, and summarised robustly (package robust).
+// maxContended is the largest share of a row's calls that may be
+// contended for its figures to come from the others: past it, the row
+// never saw the core uncontended, says so (contended-frac), and reports
+// its least contended calls.
+const maxContended = 0.9
 
-// A Stream measures size units of work and returns the cost of one unit in
-// nanoseconds. Whatever else a stream learns (the kernel's own average, the
-// frames counted) it keeps itself.
-type Stream func(size uint32) (float64, error)
-
-// sizing picks how many units one call of a stream takes.
-type sizing struct {
-	// Warm is the units of each stream's warm-up call, which also
-	// estimates the first stream's speed.
-	Warm uint32
-	// Min and Max bound the units of one call: Min so that a call's
-	// fixed cost stays small next to its loop, Max as the kernel or the
-	// program allows.
-	Min, Max uint32
-	// MinTime, when set, caps what Min may ask: no more units than fill
-	// MinTime at the estimated speed, for costly units that Min would
-	// otherwise stretch to many CallTimes.
-	MinTime time.Duration
-	// CallTime is the target length of one call: long enough that the
-	// fixed per-call cost is small next to it, short enough that the
-	// machine's speed rarely changes inside one call.
-	CallTime time.Duration
-	// Cycles times the clock rate after every call (CycleNs), for
-	// Rounds.Cycles: for streams that report their cost in cycles.
-	Cycles bool
-	// MaxTurn, when more than 1, lets each stream make up to that many
-	// calls in a row in every round (its turn), as many as it takes for
-	// the time spent measuring to be at least the time spent switching
-	// to the stream or to the round's layout (attaching 16 fillers takes
-	// far longer than a call: docs/method.md#turns-calls-in-a-row-per-round):
-	// The runner times the switch in the warm-up. Call j of one stream's turn
-	// pairs with call j of the others'.
-	MaxTurn int
-	// NewRound, when set, runs before each measured round: where test_run
-	// loops move on to their next layout (Loop.NextLayout), so that the
-	// calls of a turn share one.
-	NewRound func()
-	// Layouts is the rounds NewRound takes to come back to the first
-	// layout. When it is a multiple of the balanced block, every other
-	// pass through them runs each round's order backwards, so that each
-	// layout is measured in every position: with blocks of four rounds
-	// (ABBA) and eight layouts, layout j would otherwise always see the
-	// order of round j mod 4, and whatever the first call after a
-	// layout's switch pays would fall on the same stream of that layout
-	// in every run.
-	Layouts int
-	// Contention, when set, collects the core's load after every call
-	// (with Cycles), and decides which calls were contended.
-	Contention *gauge.Contention
-	// Gauge reads the core's state after a call (with Cycles): gauge.Read
-	// when nil.
-	Gauge func() gauge.Reading
-}
-
-// Size is the units of one call: enough to fill CallTime at nsPerUnit, no
-// more than n (the units a `-benchtime Nx` run asked for, so that it stays
-// quick), and within [Min, Max] (Min as MinTime caps it).
-func (s sizing) Size(n int, nsPerUnit float64) uint32 {
-	ns := math.Max(nsPerUnit, 0.1)
-	want := float64(s.CallTime.Nanoseconds()) / ns
-	r := math.Min(math.Min(want, float64(n)), float64(s.Max))
-	least := float64(s.Min)
-	if s.MinTime > 0 {
-		least = math.Min(least, math.Max(float64(s.MinTime.Nanoseconds())/ns, 1))
-	}
-	return uint32(math.Max(r, least))
-}
-
-// Budget says how long a sub-benchmark measures.
-type Budget struct {
-	// Units, when set (`-benchtime Nx`), measures about that many units
-	// of each stream: a smoke run, quick and without a time target.
-	Units int
-	// Time is the least time a sub-benchmark measures (-benchtime).
-	Time time.Duration
-	// Resolution, when set, goes on measuring past Time, up to Max,
-	// until the first paired difference's 95% half-width is at most
-	// Resolution ns.
-	Resolution float64
-	Max        time.Duration
-}
-
-// Shared is the budget of each of selected rows of a family of n: a time
-// budget grows by n/selected, so that a family measures as long whatever
-// -test.bench picks of it, and a row measured alone is at least as precise
-// as among its family (docs/method.md#selected-rows). A `-benchtime Nx`
-// budget stays as it is.
-func (b Budget) Shared(n, selected int) Budget {
-	if b.Units > 0 || selected <= 0 || n <= selected {
-		return b
-	}
-	b.Time = b.Time * time.Duration(n) / time.Duration(selected)
-	b.Max = b.Max * time.Duration(n) / time.Duration(selected)
-	return b
-}
-
-// BenchTime is Go's -benchtime flag as a Budget: the suite measures each
-// sub-benchmark once, for that long (or that many units), however Go would
-// ramp b.N.
-func BenchTime() Budget {
-	f := flag.Lookup("test.benchtime")
-	if f == nil {
-		return Budget{Time: time.Second}
-	}
-	s := f.Value.String()
-	if n, ok := strings.CutSuffix(s, "x"); ok {
-		if units, err := strconv.Atoi(n); err == nil {
-			return Budget{Units: max(units, 1)}
+// Uncontended is r with only the rounds' calls whose every stream's load
+// was within threshold (gauge.Load.Within; call i of each stream, so
+// pairs stay pairs), and the share of calls left out. ok is false when
+// more than maxContended of them were contended, or none was not: r's
+// calls are then the least contended 1 - maxContended of them (the least
+// gauge.Load.Excess), which a neighbour slowed least. r is returned whole,
+// and ok false, when it has no loads.
+func (r *Rounds) Uncontended(threshold gauge.Load) (u *Rounds, contended float64, ok bool) {
+	n := r.Count()
+	for s := range r.Ns {
+		if s >= len(r.Load) || len(r.Load[s]) != n {
+			return r, 0, false
 		}
 	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		d = time.Second
+	keep := make([]int, 0, n)
+	for i := range n {
+		clean := true
+		for s := range r.Ns {
+			clean = clean && r.Load[s][i].Within(threshold)
+		}
+		if clean {
+			keep = append(keep, i)
+		}
 	}
-	return Budget{Time: d}
+	if n == 0 {
+		return r, 0, false
+	}
+	contended = 1 - float64(len(keep))/float64(n)
+	if contended > maxContended || len(keep) == 0 {
+		return r.leastContended(threshold), contended, false
+	}
+	if len(keep) == n {
+		return r, 0, true
+	}
+	return r.only(keep), contended, true
+}
+
+// leastContended is r with only its least contended 1 - maxContended
+// calls (at least one), ranked by the larger gauge.Load.Excess of the
+// streams' calls i, in their order.
+func (r *Rounds) leastContended(threshold gauge.Load) *Rounds {
+	n := r.Count()
+	excess := make([]float64, n)
+	for i := range excess {
+		for s := range r.Load {
+			excess[i] = max(excess[i], r.Load[s][i].Excess(threshold))
+		}
+	}
+	rank := make([]int, n)
+	for i := range rank {
+		rank[i] = i
+	}
+	slices.SortStableFunc(rank, func(a, b int) int { return cmp.Compare(excess[a], excess[b]) })
+	keep := rank[:max(1, int(math.Round((1-maxContended)*float64(n))))]
+	slices.Sort(keep)
+	return r.only(keep)
+}
+
+// only is r with only the calls keep of each stream.
+func (r *Rounds) only(keep []int) *Rounds {
+	n := r.Count()
+	u := &Rounds{Size: r.Size, Turn: r.Turn, Elapsed: r.Elapsed}
+	u.Ns, u.CycleNs, u.Load = pick(r.Ns, keep, n), pick(r.CycleNs, keep, n), pick(r.Load, keep, n)
+	return u
+}
+
+// pick is each stream's calls keep of xs (none of a stream that has not
+// all n calls: cycle lengths where none were timed).
+func pick[T any](xs [][]T, keep []int, n int) [][]T {
+	out := make([][]T, len(xs))
+	for s, x := range xs {
+		if len(x) != n {
+			continue
+		}
+		for _, i := range keep {
+			out[s] = append(out[s], x[i])
+		}
+	}
+	return out
+}
+
+// Cycles is stream s's cost per unit in cycles: each call's cost over the
+// cycle length measured right after it, the median over the calls that
+// have one (a chain whose clock did not advance has none). NaN when none
+// has (see sizing.Cycles and gauge.Reading).
+//
+// The median, not Location's low quantile: a time's errors only add (the
+// low quantile finds the calls nothing slowed), but a call's cycles err
+// both ways, since the host often changes the clock rate between a call
+// and its chain, so the low tail is made of calls whose chain ran slower
+// than they did (docs/method.md#the-clock-rate-cyclesop).
+func (r *Rounds) Cycles(s int) robust.Estimate {
+	var c []float64
+	for i, cy := range r.cycleNs(s) {
+		if cy > 0 {
+			c = append(c, r.Ns[s][i]/cy)
+		}
+	}
+	return robust.Median(c, r.Turn)
+}
+
+// GHz is the median clock rate stream s ran at (1/CycleNs), NaN without
+// one.
+func (r *Rounds) GHz(s int) float64 {
+	var cys []float64
+	for _, cy := range r.cycleNs(s) {
+		if cy > 0 {
+			cys = append(cys, cy)
+		}
+	}
+	return 1 / robust.Quantile(cys, 0.5) // NaN for none
+}
+
+// cycleNs is stream s's cycle lengths, nil unless every call has one.
+func (r *Rounds) cycleNs(s int) []float64 {
+	if s >= len(r.CycleNs) || len(r.CycleNs[s]) != r.Count() {
+		return nil
+	}
+	return r.CycleNs[s]
 }
 
 // Rounds are the samples of streams measured in alternating rounds.
@@ -158,236 +156,6 @@ type Rounds struct {
 	Load [][]gauge.Load
 	// Elapsed is the wall time of the measured rounds.
 	Elapsed time.Duration
-}
-
-// Order is the order in which round i of k streams measures them. A
-// block of 2k rounds is balanced: over the first k rounds each stream
-// takes each position once (a rotation), and the next k rounds run the
-// same rotations backwards, so for two streams the order is ABBA. Every
-// stream then follows every other as often as it precedes it, and a drift
-// within a block favours none.
-func Order(i, k int) []int {
-	o := make([]int, k)
-	for j := range o {
-		o[j] = (i + j) % k
-	}
-	if (i/k)%2 == 1 {
-		for a, b := 0, k-1; a < b; a, b = a+1, b-1 {
-			o[a], o[b] = o[b], o[a]
-		}
-	}
-	return o
-}
-
-// run measures streams in rounds within budget, in one stretch. reset,
-// when set, runs once the warm-up is done (b.ResetTimer).
-func run(budget Budget, sz sizing, reset func(), streams ...Stream) (*Rounds, error) {
-	x, err := newRunner(budget, sz, streams)
-	if err != nil {
-		return nil, err
-	}
-	if reset != nil {
-		reset()
-	}
-	if err := x.finish(); err != nil {
-		return nil, err
-	}
-	return x.r, nil
-}
-
-// finish measures rounds until the runner is done, in one stretch.
-func (x *runner) finish() error {
-	for !x.done() {
-		if err := x.visit(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// A runner measures one set of streams a round at a time: run takes its
-// rounds in one stretch, Family takes the rounds of many runners in
-// turn.
-type runner struct {
-	budget  Budget
-	sz      sizing
-	streams []Stream
-	r       *Rounds
-	// i is the next round, units the units measured so far.
-	i, units int
-	// block is the rounds of one balanced block (Order).
-	block int
-}
-
-// newRunner warms the streams up (caches, the branch predictor, the
-// dispatcher image), estimates the first one's speed, sizes its calls and
-// times the switch between them.
-func newRunner(budget Budget, sz sizing, streams []Stream) (*runner, error) {
-	if len(streams) == 0 {
-		return nil, fmt.Errorf("measure: no streams")
-	}
-	var warm float64
-	for s, f := range streams {
-		ns, err := f(sz.Warm)
-		if err != nil {
-			return nil, fmt.Errorf("warm-up: %w", err)
-		}
-		if s == 0 {
-			warm = ns
-		}
-	}
-	n := math.MaxInt32
-	if budget.Units > 0 {
-		n = budget.Units
-	}
-	k := len(streams)
-	r := &Rounds{Size: sz.Size(n, warm), Turn: 1, Ns: make([][]float64, k), CycleNs: make([][]float64, k), Load: make([][]gauge.Load, k)}
-	if sz.MaxTurn > 1 && budget.Units == 0 {
-		sw, err := switchTime(sz, streams)
-		if err != nil {
-			return nil, fmt.Errorf("warm-up: %w", err)
-		}
-		r.Turn = int(min(math.Ceil(float64(sw)/float64(sz.CallTime)), float64(sz.MaxTurn)))
-		r.Turn = max(r.Turn, 1)
-	}
-	x := &runner{budget: budget, sz: sz, streams: streams, r: r, block: 2 * k}
-	if k == 1 {
-		x.block = 1
-	}
-	return x, nil
-}
-
-// round measures every stream once (Turn calls each), in round i's order.
-func (x *runner) round() error {
-	sz, r := x.sz, x.r
-	if sz.NewRound != nil {
-		sz.NewRound()
-	}
-	order := Order(x.i, len(x.streams))
-	if sz.Layouts > 1 && sz.Layouts%x.block == 0 && (x.i/sz.Layouts)%2 == 1 {
-		slices.Reverse(order)
-	}
-	for _, s := range order {
-		for range r.Turn {
-			ns, err := x.streams[s](r.Size)
-			if err != nil {
-				return err
-			}
-			r.Ns[s] = append(r.Ns[s], ns)
-			if sz.Cycles {
-				// The call's load is the larger of the gauges on either
-				// side of it: a contended stretch that ended before the
-				// gauge after the call, or began after the one before,
-				// still slowed it.
-				before := sz.Contention.Last()
-				g := x.reading()
-				r.CycleNs[s] = append(r.CycleNs[s], g.CycleNs)
-				r.Load[s] = append(r.Load[s], before.Max(g.Load))
-				sz.Contention.Add(g.Load)
-			}
-		}
-	}
-	x.i++
-	x.units += int(r.Size) * r.Turn
-	return nil
-}
-
-func (x *runner) reading() gauge.Reading {
-	if x.sz.Gauge != nil {
-		return x.sz.Gauge()
-	}
-	return gauge.Read()
-}
-
-// visit measures one round and adds its time to the runner's.
-func (x *runner) visit() error {
-	start := time.Now()
-	err := x.round()
-	x.r.Elapsed += time.Since(start)
-	return err
-}
-
-// done says whether the runner has measured its budget: the units of a
-// `-benchtime Nx` run, at least one round; or whole balanced blocks for
-// Budget.Time, of which at least minClean were uncontended calls (see
-// gauge.Contention), or for maxStretch times Budget.Time when the core stayed
-// contended longer; and with a Resolution until the first paired
-// difference is that fine or Max is spent.
-func (x *runner) done() bool {
-	b, r := x.budget, x.r
-	if x.i == 0 {
-		return false
-	}
-	if b.Units > 0 {
-		return x.units >= b.Units
-	}
-	if x.i%x.block != 0 {
-		return false
-	}
-	if r.Elapsed < b.Time {
-		return false
-	}
-	if r.Elapsed < maxStretch*b.Time {
-		if _, frac, _ := r.Uncontended(x.sz.Contention.Threshold()); frac > 0 && float64(r.Elapsed)*(1-frac) < minClean*float64(b.Time) {
-			return false
-		}
-	}
-	if b.Resolution <= 0 || len(x.streams) < 2 || r.Elapsed >= b.Max {
-		return true
-	}
-	return r.Paired(0, 1).Half() <= b.Resolution
-}
-
-// minClean is the share of its budget a runner measures in uncontended
-// calls, measuring on while the core is contended.
-const minClean = 0.5
-
-// maxStretch bounds how long a runner whose calls were contended goes on
-// measuring for uncontended ones: this many times its budget.
-const maxStretch = 2
-
-// switchTime is the longest time a switch to one of streams took in the
-// warm-up: each stream's call of warm units right after the others' (the
-// first stream's after a NewRound, as in a round), less its second call in
-// a row, which switches nothing. The longest over up to switchProbes
-// tries, while they take less than switchProbeTime (a switch can take one
-// dispatcher update or two, see rig.Holder; attaching 47 fillers takes
-// half a second, and is measured once).
-func switchTime(sz sizing, streams []Stream) (time.Duration, error) {
-	var sw time.Duration
-	start := time.Now()
-	for try := 0; try < switchProbes && (try == 0 || time.Since(start) < switchProbeTime); try++ {
-		if sz.NewRound != nil {
-			sz.NewRound()
-		}
-		for _, f := range streams {
-			var took [2]time.Duration
-			for j := range took {
-				t := time.Now()
-				if _, err := f(sz.Warm); err != nil {
-					return 0, err
-				}
-				took[j] = time.Since(t)
-			}
-			sw = max(sw, took[0]-took[1])
-		}
-	}
-	return sw, nil
-}
-
-const (
-	switchProbes    = 3
-	switchProbeTime = 100 * time.Millisecond
-)
-
-// lcm is the least common multiple of a and b (both > 0): the rounds two
-// loops with a and b layouts take to come back to their first ones.
-func lcm(a, b int) int {
-	g, h := a, b
-	for h != 0 {
-		g, h = h, g%h
-	}
-	return a / g * b
 }
 
 // Count is the number of each stream's calls: rounds times Turn.
@@ -418,4 +186,12 @@ func (r *Rounds) perRound(a, b int, f func(x, y float64) float64) robust.Estimat
 		d[i] = f(r.Ns[a][i], r.Ns[b][i])
 	}
 	return robust.Median(d, r.Turn)
+}
+
+// clean is r's uncontended calls (Uncontended) and how many were left out.
+func (r *Rounds) clean(threshold gauge.Load) (*Rounds, Contended) {
+	u, contended, ok := r.Uncontended(threshold)
+	n := r.Count()
+	return u, Contended{Frac: contended, Uncontended: ok, Calls: n,
+		Measured: n > 0 && len(r.Load) > 0 && len(r.Load[0]) == n}
 }

@@ -1,8 +1,9 @@
 package rig
 
 import (
-	"bpfbench/bpf"
 	"fmt"
+
+	"bpfbench/bpf"
 )
 
 // Counts is a reading of the rig's counters.

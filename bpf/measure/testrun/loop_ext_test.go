@@ -1,4 +1,4 @@
-package measure_test
+package testrun_test
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/internal/testutil"
-	"bpfbench/bpf/measure"
+	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
 )
@@ -19,10 +19,10 @@ func TestMeasure(t *testing.T) {
 	// Held in the dispatcher: otherwise each call rebuilds it, and that
 	// varying cost can exceed a 10000-run loop.
 	h := rig.NewHolder(t, host.NewNetns(t), objs.Drop)
-	l := &measure.Loop{Prog: objs.Drop, Data: testutil.Frame(t, 64), Runs: objs.Runs, Prepare: h.Held(objs.Drop)}
+	l := &testrun.Loop{Prog: objs.Drop, Data: testutil.Frame(t, 64), Runs: objs.Runs, Prepare: h.Held(objs.Drop)}
 	var before, after uint64
 	objs.Runs.Get(&before)
-	var s measure.Sample
+	var s testrun.Sample
 	err := sched.Pinned(0, func() (err error) {
 		s, err = l.Measure(10000)
 		return err
@@ -39,7 +39,7 @@ func TestMeasure(t *testing.T) {
 	if s.Disagreed {
 		attempts--
 	}
-	if got, want := after-before, attempts*uint64(10000+2*measure.ShortRepeat); got != want && s.Restarts == 0 {
+	if got, want := after-before, attempts*uint64(10000+2*testrun.ShortRepeat); got != want && s.Restarts == 0 {
 		t.Errorf("program ran %d times, want %d (%d attempts, %d rejected)", got, want, attempts, s.Rejected)
 	}
 	if s.Repeat != 10000 || !(s.Ns > 0) || math.IsInf(s.Ns, 0) || s.FixedNs <= 0 {
@@ -54,9 +54,9 @@ func TestLayoutsTakeTurns(t *testing.T) {
 	loads := []*bpf.XDPObjects{testutil.LoadXDP(t), testutil.LoadXDP(t), testutil.LoadXDP(t)}
 	h := rig.NewHolder(t, host.NewNetns(t), loads[0].Drop)
 	frame := testutil.Frame(t, 64)
-	var loops []*measure.Loop
+	var loops []*testrun.Loop
 	for _, objs := range loads {
-		loops = append(loops, &measure.Loop{Prog: objs.Drop, Data: frame, Runs: objs.Runs, Prepare: h.Held(objs.Drop)})
+		loops = append(loops, &testrun.Loop{Prog: objs.Drop, Data: frame, Runs: objs.Runs, Prepare: h.Held(objs.Drop)})
 	}
 	l := loops[0]
 	l.Layouts = loops[1:]

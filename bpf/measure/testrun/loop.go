@@ -1,4 +1,4 @@
-package measure
+package testrun
 
 import (
 	"errors"
@@ -301,7 +301,7 @@ func (l *Loop) measure(repeat uint32) (Sample, error) {
 		}
 		s.KernelNs = kns
 		s.FixedNs = short
-		disagree := kns > 0 && !clocksAgree(s.Ns, float64(kns))
+		disagree := kns > 0 && !ClocksAgree(s.Ns, float64(kns))
 		lost := l.Iterations != nil && lc.lostTime()
 		if (disagree || lost) && !l.Emulated {
 			// One clock saw time the other did not: work outside the
@@ -328,11 +328,11 @@ func (l *Loop) measure(repeat uint32) (Sample, error) {
 	return s, fmt.Errorf("test_run interrupted %d times in a row", s.Restarts)
 }
 
-// clocksAgree compares the suite's time per repetition with the kernel's.
+// ClocksAgree compares the suite's time per repetition with the kernel's.
 // The kernel's average is truncated, so ours should lie in [k, k+1), plus
 // a quarter ns and 5% for the clocks' own reading noise; a larger
 // disagreement means one clock saw something the other did not.
-func clocksAgree(ns, k float64) bool {
+func ClocksAgree(ns, k float64) bool {
 	slack := 0.25 + 0.05*k
 	return ns >= k-slack && ns <= k+1+slack
 }

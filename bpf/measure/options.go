@@ -1,0 +1,73 @@
+package measure
+
+import (
+	"time"
+
+	"bpfbench/bpf/measure/gauge"
+)
+
+// BenchOptions control how a variant is benchmarked.
+type BenchOptions struct {
+	// CPU the measuring thread is pinned to.
+	CPU int
+	// CallTime is the target duration of one long call. Long enough that
+	// the fixed per-call cost is small next to it, short enough that the
+	// machine's speed rarely changes inside one call.
+	CallTime time.Duration
+	// Interleave measures a variant and its baseline in alternating rounds.
+	Interleave bool
+	// Resolution, when set, goes on measuring past -benchtime, up to
+	// MaxTime, until the paired difference's 95% half-width is at most
+	// Resolution ns.
+	Resolution float64
+	MaxTime    time.Duration
+	// Duration, when set, is how long each row measures, whatever
+	// -benchtime says: the real-NIC mode's -bpfbench.duration.
+	Duration time.Duration
+	// Contention, when set, is the run's record of the core's load: calls
+	// made while it was contended are left out of the figures.
+	Contention *gauge.Contention
+	// Clocks says what the clocks count (probe.Icount): where they count
+	// instructions, sizing caps the floor of repetitions
+	// (icountMinCalls) and figures are reported as counts.
+	Clocks Clocks
+	// Emulated says the CPU is emulated (probe.Emulated): a sample whose
+	// clocks disagree is kept, not measured again.
+	Emulated bool
+}
+
+// Budget is how long a sub-benchmark measures: -benchtime, extended as
+// o.Resolution asks, or o.Duration.
+func (o BenchOptions) Budget() Budget {
+	if o.Duration > 0 {
+		return Budget{Time: o.Duration}
+	}
+	b := BenchTime()
+	b.Resolution, b.Max = o.Resolution, o.MaxTime
+	return b
+}
+
+// CallSizes are what a family's calls are made of, the one thing its
+// streams tell the engine: the units of the warm-up call, the bounds of
+// a measured call, and how many calls a stream may make in a row
+// (a turn). Everything else about sizing comes from the
+// BenchOptions (BenchOptions.callSizing).
+type CallSizes struct {
+	Warm, Min, Max uint32
+	MaxTurn        int
+}
+
+// callSizing is how o sizes calls of u: to o.CallTime, timing the core's
+// clock rate and load after every call (gauge.Read), except on an emulated
+// CPU, whose cycles and load are nobody's; in an instruction-counting
+// guest the floor of units stops at icountMinCalls calls' time.
+func (o BenchOptions) callSizing(u CallSizes) sizing {
+	sz := sizing{Warm: u.Warm, Min: u.Min, Max: u.Max, MaxTurn: u.MaxTurn, CallTime: o.CallTime}
+	if !o.Emulated {
+		sz.Cycles, sz.Contention = true, o.Contention
+	}
+	if o.Clocks.Icount {
+		sz.MinTime = icountMinCalls * o.CallTime
+	}
+	return sz
+}

@@ -1,0 +1,145 @@
+package measure
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"bpfbench/bpf/measure/robust"
+	"bpfbench/bpf/measure/testrun"
+	"bpfbench/bpf/probe"
+)
+
+// Result summarises the samples of one variant.
+type Result struct {
+	// Ns is the low quantile (robust.LowQuantile) of the variant's per-round
+	// cost, KernelNs the same quantile of the kernel's own averages.
+	Ns, KernelNs float64
+	// Cycles is Ns in cycles of the clock rate each round ran at
+	// (Rounds.Cycles), GHz the median rate (NaN where not measured).
+	Cycles, GHz float64
+	// CallUs is the median fixed cost of a test_run call: the median,
+	// because softirq work that happens to land in one short call would
+	// otherwise dominate the mean.
+	CallUs float64
+	// Delta is the median paired difference against the baseline with
+	// its 95% interval; Rel the same as a fraction of the baseline.
+	Delta, Rel robust.Estimate
+	HaveDelta  bool
+	// Rounds is the variant's measured calls (Rounds.Count).
+	Rounds int
+	// Remeasured counts measurements taken again: loops the kernel
+	// abandoned on EINTR, and samples whose clocks disagreed.
+	Remeasured int
+	// Disagreed counts samples whose clocks still disagreed after
+	// the loop's tries, kept and reported as such (clock-disagree).
+	Disagreed int
+	// Contended says how many of the calls ran on a contended core, left out
+	// of the figures.
+	Contended Contended
+	// Repeated says the row's figures were reported before: testing calls
+	// the body of a Family row again as it ramps b.N, and each call
+	// reports the same figures, but says what it says in words once.
+	Repeated bool
+}
+
+// reportLoop reports the figures of loop v's Result: ns/op (sub-ns
+// resolution, from thread CPU time), kernel-ns/op (the kernel's truncated
+// average), call-us (the fixed cost of one test_run call) and, with a
+// baseline, delta-ns/op (the median paired difference v-base), its 95%
+// half-width delta-ci95-ns and delta-rel (the difference as a fraction of
+// base); and it logs what they leave out unless r.Repeated.
+func reportLoop(b *testing.B, c Clocks, v *testrun.Loop, r Result) {
+	b.Helper()
+	// A loop that repeats inside the program (Loop.Iterations) is not
+	// timed by the kernel: there is no kernel average to compare with.
+	kernelTimed := v.Iterations == nil
+	if kernelTimed {
+		if err := r.checkKernel(); err != nil {
+			// Reported, never a failure of the user's run: see
+			// docs/method.md on where the time goes when the clocks
+			// disagree.
+			if !r.Repeated {
+				b.Logf("%v (kept: clock-disagree %d of %d calls)", err, r.Disagreed, r.Rounds)
+			}
+			probe.Flag(b, err.Error())
+		}
+	}
+	if r.Remeasured > 0 && !r.Repeated {
+		b.Logf("%d measurements of %d calls were taken again (EINTR, or the clocks disagreed)", r.Remeasured, r.Rounds)
+	}
+	c.Report(b, r.Ns, "ns/op")
+	if !v.KernelClock {
+		// A time in whole kernel ns has no cycles to speak of.
+		c.ReportCycles(b, r.Cycles, r.GHz, "cycles/op")
+	}
+	if kernelTimed {
+		c.Diag(b, r.KernelNs, "kernel-ns/op")
+		c.Diag(b, float64(r.Disagreed)/float64(max(r.Rounds, 1)), "clock-disagree")
+	}
+	c.Diag(b, r.CallUs, "call-us")
+	c.Diag(b, float64(r.Remeasured), "remeasured")
+	if r.Repeated {
+		r.Contended.Metric(b)
+	} else {
+		r.Contended.Report(b)
+	}
+	// A delta between two loops timed by the kernel's whole-ns average
+	// (KernelClock) is a truncation artifact, not a difference: none.
+	if r.HaveDelta && !v.KernelClock {
+		c.Report(b, r.Delta.Value, "delta-ns/op")
+		c.Diag(b, r.Rel.Value, "delta-rel")
+		if h := r.Delta.Half(); !math.IsInf(h, 0) {
+			c.Report(b, h, "delta-ci95-ns")
+		}
+	}
+}
+
+// checkKernel compares the suite's clock with the kernel's over all
+// rounds (Measure already compared each sample): a disagreement means the
+// suite measures something the kernel's loop does not, or the reverse, and
+// no number from it can be trusted.
+func (r Result) checkKernel() error {
+	if !testrun.ClocksAgree(r.Ns, r.KernelNs) {
+		return fmt.Errorf("suite measured %.2f ns/op but the kernel %.0f ns/op: clocks disagree", r.Ns, r.KernelNs)
+	}
+	return nil
+}
+
+// Contended says how much of a row's calls ran on a contended core
+// (gauge.Contention, docs/method.md#contention).
+type Contended struct {
+	// Frac is the share of the calls made while the core was
+	// contended, left out of the figures.
+	Frac float64
+	// Uncontended is false when too many calls were contended for the
+	// rest to make the figures: they are then of the least contended
+	// tenth.
+	Uncontended bool
+	// Measured says the load was measured with every call.
+	Measured bool
+	// Calls is the calls of each stream, contended or not.
+	Calls int
+}
+
+// Report reports contended-frac, where the load was measured, and says
+// in the log and the run summary when the figures are of contended calls.
+func (l Contended) Report(b *testing.B) {
+	b.Helper()
+	if !l.Measured {
+		return
+	}
+	l.Metric(b)
+	if !l.Uncontended {
+		b.Logf("contended: %.0f%% of %d calls ran on a contended core, too many to leave out: the figures are of the least contended tenth (docs/method.md#contention)", 100*l.Frac, l.Calls)
+		probe.Flag(b, fmt.Sprintf("contended: %.0f%% of its calls, the figures are of the least contended tenth", 100*l.Frac))
+	}
+}
+
+// Metric reports contended-frac alone, where the load was measured: for
+// a row whose body reports again what Report already said (Result.Repeated).
+func (l Contended) Metric(b *testing.B) {
+	if l.Measured {
+		b.ReportMetric(l.Frac, "contended-frac")
+	}
+}
