@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"testing"
 
 	"golang.org/x/sys/unix"
 )
@@ -102,4 +103,76 @@ func specAvailable(c *specControl) (string, error) {
 		return "", err
 	}
 	return "", setSpec(c, unix.PR_SPEC_ENABLE)
+}
+
+// specState is what the measuring thread's speculation controls were
+// before the family, and which of them this kernel offers per task.
+type specState struct {
+	prev        map[*specControl]int
+	unavailable map[*specControl]string
+}
+
+// specState reads the controls of the calling thread, which must be
+// locked, and fails b when one cannot even be read.
+func (f *mitigationsFamily) specState(b *testing.B) *specState {
+	b.Helper()
+	s := &specState{prev: map[*specControl]int{}, unavailable: map[*specControl]string{}}
+	for _, c := range specControls {
+		why, err := specAvailable(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if why != "" {
+			s.unavailable[c] = why
+			continue
+		}
+		prev, err := getSpec(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.prev[c] = prev
+	}
+	return s
+}
+
+// set is a Prepare that disables control c (none: nil) on the calling
+// thread and enables every other control the kernel offers, so that a
+// loop runs with only its own row's control, whichever row ran before it.
+func (s *specState) set(c *specControl) func() error {
+	if len(s.prev) == 0 {
+		return nil
+	}
+	return func() error {
+		for _, d := range specControls {
+			if _, ok := s.prev[d]; !ok {
+				continue
+			}
+			value := unix.PR_SPEC_ENABLE
+			if d == c {
+				value = unix.PR_SPEC_DISABLE
+			}
+			if err := setSpec(d, value); err != nil {
+				return err
+			}
+			if got, err := getSpec(d); err != nil {
+				return err
+			} else if got&value == 0 {
+				return fmt.Errorf("%s reads %s after setting %s", d.cname, specValueName(got), specValueName(value))
+			}
+		}
+		return nil
+	}
+}
+
+// restore puts the calling thread's controls back as they were.
+func (s *specState) restore() error {
+	for c, prev := range s.prev {
+		if err := setSpec(c, unix.PR_SPEC_ENABLE); err != nil {
+			return fmt.Errorf("put back %s on the measuring thread: %w", c.cname, err)
+		}
+		if now, err := getSpec(c); err != nil || now != prev {
+			return fmt.Errorf("%s on the measuring thread is %s after restoring, was %s: %v", c.cname, specValueName(now), specValueName(prev), err)
+		}
+	}
+	return nil
 }

@@ -98,3 +98,20 @@ func (t *rowTB) Skip(args ...any) {
 }
 
 func (t *rowTB) Skipf(format string, args ...any) { t.Skip(fmt.Sprintf(format, args...)) }
+
+// A ScopedTB runs the cleanups registered through it at End, not when
+// the test ends: host.SetSysctl for the length of a function.
+type ScopedTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (s *ScopedTB) Cleanup(f func()) { s.cleanups = append(s.cleanups, f) }
+
+// End runs the cleanups, the last registered first.
+func (s *ScopedTB) End() {
+	for i := len(s.cleanups) - 1; i >= 0; i-- {
+		s.cleanups[i]()
+	}
+	s.cleanups = nil
+}

@@ -1,0 +1,216 @@
+package bench
+
+// The Trampoline family's rows: hooks on an XDP program's own copy, chains
+// of freplace, and hooks on kernel functions (each row's own attached and
+// every other row's detached before its calls, since a hook on a kernel
+// function fires for every caller), with the drivers that call the
+// function in a bpf_loop.
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
+	"bpfbench/bpf/measure/testrun"
+	"bpfbench/bpf/probe"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/features"
+	"github.com/cilium/ebpf/link"
+)
+
+// trampHookSwitch attaches and detaches one kernel hook; attach loads a fresh
+// program each time (see benchXDPHooks), so it also works where a program
+// cannot be attached twice.
+type trampHookSwitch struct {
+	load func() (*ebpf.Program, error)
+	link func(*ebpf.Program) (link.Link, error)
+	p    *ebpf.Program
+	l    link.Link
+}
+
+func (h *trampHookSwitch) attach() error {
+	if h.l != nil {
+		return nil
+	}
+	p, err := h.load()
+	if err != nil {
+		return err
+	}
+	l, err := h.link(p)
+	if err != nil {
+		p.Close()
+		return err
+	}
+	h.p, h.l = p, l
+	return nil
+}
+
+func (h *trampHookSwitch) detach() error {
+	if h.l == nil {
+		return nil
+	}
+	err := h.l.Close()
+	h.p.Close()
+	h.p, h.l = nil, nil
+	if err != nil {
+		return fmt.Errorf("detach hook: %w", err)
+	}
+	return nil
+}
+
+// trampKernelHooks are the hooks of the family's kernel-function rows.
+// A hook on a kernel function or tracepoint fires for every caller, the
+// other rows' drivers too, so each loop of those rows attaches its own
+// hook, if any, and detaches every other (only).
+type trampKernelHooks struct{ all []*trampHookSwitch }
+
+// only is a Prepare that leaves sw (none: nil) the only hook attached.
+func (k *trampKernelHooks) only(sw *trampHookSwitch) func() error {
+	return func() error {
+		for _, o := range k.all {
+			if o != sw {
+				if err := o.detach(); err != nil {
+					return err
+				}
+			}
+		}
+		if sw == nil {
+			return nil
+		}
+		return sw.attach()
+	}
+}
+
+// kernelHookRow is the row of the driver of h.target with and without h.
+func (f *trampolineFamily) kernelHookRow(tb testing.TB, h trampHook, hooks *trampKernelHooks) measure.Row {
+	drv := f.driver(tb, h.target)
+	loop := func(hooks uint64, prepare func() error) *testrun.Loop {
+		return &testrun.Loop{
+			Prog: drv, Runs: f.core.Calls, Iterations: f.core.Iterations, Prepare: prepare,
+			Counters: []testrun.Counter{
+				{Name: "driver runs", Var: f.core.Runs, PerCall: 1},
+				{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: hooks},
+			},
+		}
+	}
+	if h.prog == "" {
+		return measure.Row{Variant: loop(0, hooks.only(nil))}
+	}
+	if h.require != nil {
+		h.require(tb)
+	}
+	// One load first, to tell a refused or unsupported load from a
+	// failing one before anything is attached.
+	f.load(tb, h.prog, nil)
+	sw := &trampHookSwitch{load: func() (*ebpf.Program, error) { return f.tryLoad(h.prog, nil) }, link: h.link}
+	tb.Cleanup(func() {
+		if err := sw.detach(); err != nil {
+			tb.Error(err)
+		}
+	})
+	doing := "attach " + h.prog
+	if h.feature != "" {
+		doing += " (" + h.feature + ")"
+	}
+	probe.Require(tb, sw.attach(), doing)
+	failpoint(tb, "trampoline-attached")
+	probe.Require(tb, sw.detach(), "detach "+h.prog)
+	hooks.all = append(hooks.all, sw)
+	return measure.Row{Variant: loop(1, hooks.only(sw)), Base: loop(0, hooks.only(nil))}
+}
+
+// driver loads the driver program that calls target.
+func (f *trampolineFamily) driver(tb testing.TB, target string) *ebpf.Program {
+	tb.Helper()
+	host.RequireRoot(tb)
+	probe.Require(tb, features.HaveProgramHelper(ebpf.RawTracepoint, asm.FnLoop), "bpf_loop in a raw_tp program (Linux 5.17)")
+	name := trampDrivers[target]
+	if target == "kfunc" {
+		err := probe.HaveKfunc(trampKfunc)
+		if errors.Is(err, ebpf.ErrNotSupported) {
+			probe.Skipf(tb, "driver %s: this kernel lacks the kfunc %s and its tracepoint %s (Linux 6.10): %v", name, trampKfunc, trampTracepoint, err)
+		}
+		probe.Require(tb, err, "look up the kfunc "+trampKfunc)
+	}
+	p, err := f.tryLoad(name, nil)
+	probe.RequireLoaded(tb, err, f.spec.Programs[name])
+	tb.Cleanup(func() { p.Close() })
+	return p
+}
+
+func attachTracing(p *ebpf.Program) (link.Link, error) {
+	return link.AttachTracing(link.TracingOptions{Program: p})
+}
+
+// xdpHooksRow attaches n fentry/fexit programs to a fresh copy of the
+// XDP program, to be measured against the unhooked one.
+func (f *trampolineFamily) xdpHooksRow(tb testing.TB, attach string, n int) measure.Row {
+	probe.RequireTracing(tb)
+	tgt := f.load(tb, "target", nil)
+	for i := range n {
+		prog := "on_entry"
+		if attach == "fexit" || (attach == "both" && i >= n/2) {
+			prog = "on_exit"
+		}
+		// A fresh program per attachment: one whose target is a BPF
+		// program cannot be attached again once its link is closed.
+		p := f.load(tb, prog, func(cs *ebpf.CollectionSpec) {
+			cs.Programs[prog].AttachTarget = tgt
+			cs.Programs[prog].AttachTo = "target"
+		})
+		l, err := link.AttachTracing(link.TracingOptions{Program: p})
+		probe.Require(tb, err, fmt.Sprintf("attach %s program %d of %d to an XDP program", prog, i+1, n))
+		tb.Cleanup(func() { l.Close() })
+	}
+	failpoint(tb, "trampoline-attached")
+	return measure.Row{Variant: f.xdpLoop(tgt, uint64(n)), Base: f.xdpLoop(f.core.Target, 0), Report: perTrampProg(n)}
+}
+
+// chainRow loads a dispatcher whose n stubs freplace replaced
+// (attach=freplace), measured against one program doing the same work
+// (attach=inline, measured alone).
+func (f *trampolineFamily) chainRow(tb testing.TB, attach string, n int) measure.Row {
+	// The inline rows are the freplace rows' baselines: without freplace
+	// they answer nothing BenchmarkXDP does not.
+	probe.RequireTracing(tb)
+	setN := func(cs *ebpf.CollectionSpec) {
+		if err := cs.Variables["num_progs"].Set(uint32(n)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	loop := func(p *ebpf.Program) *testrun.Loop {
+		l := f.xdpLoop(p, 0)
+		l.Counters = append(l.Counters, testrun.Counter{Name: "chain_runs", Var: f.core.ChainRuns, PerRepeat: uint64(n)})
+		return l
+	}
+	single := f.load(tb, "single", setN)
+	if attach == "inline" {
+		return measure.Row{Variant: loop(single)}
+	}
+	disp := f.load(tb, "dispatcher", setN)
+	for i := range n {
+		stub := fmt.Sprintf("prog%d", i)
+		p := f.load(tb, "chained", func(cs *ebpf.CollectionSpec) {
+			cs.Programs["chained"].AttachTarget = disp
+			cs.Programs["chained"].AttachTo = stub
+		})
+		l, err := link.AttachFreplace(nil, "", p)
+		probe.Require(tb, err, "freplace "+stub)
+		tb.Cleanup(func() { l.Close() })
+	}
+	failpoint(tb, "trampoline-attached")
+	return measure.Row{Variant: loop(disp), Base: loop(single), Report: perTrampProg(n)}
+}
+
+// perTrampProg reports the delta per attached program, of n.
+func perTrampProg(n int) func(b *testing.B, r measure.Result) {
+	return func(b *testing.B, r measure.Result) {
+		if r.HaveDelta {
+			clocks().Report(b, r.Delta.Value/float64(n), "delta-ns/prog")
+		}
+	}
+}
