@@ -12,7 +12,7 @@ import (
 	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/iface"
-	"bpfbench/bpf/probe"
+	"bpfbench/bpf/measure"
 	"bpfbench/bpf/rig"
 
 	"golang.org/x/perf/benchfmt"
@@ -185,8 +185,8 @@ func BenchmarkAttach(b *testing.B) {
 	}
 	t := rig.NewTraffic(b, 2)
 	o := benchOptions()
+	var rows []measure.Row
 	for _, v := range attachVariants(*flagAttachSweep) {
-		var last *rig.TrafficResult
 		r := v.receiver(t)
 		var ref *rig.Receiver
 		refv, hasRef := v.reference()
@@ -194,26 +194,33 @@ func BenchmarkAttach(b *testing.B) {
 			rr := refv.receiver(t)
 			ref = &rr
 		}
-		probe.Run(b, v.name(), func(b *testing.B) {
-			if err := t.Set(r); err != nil {
-				b.Fatal(err)
-			}
-			failpoint(b, "attach-"+v.dispatcher) // with everything attached
-			res := t.Bench(b, r, ref, o, nil)
-			harness.ReportTraffic(b, clocks(), r, res)
-			last = &res
+		var summary func(measure.Result) rig.TrafficResult
+		rows = append(rows, measure.Row{
+			Name: v.name(),
+			Start: func(b *testing.B) measure.Work {
+				if err := t.Set(r); err != nil {
+					b.Fatal(err)
+				}
+				failpoint(b, "attach-"+v.dispatcher) // with everything attached
+				var w measure.Work
+				w, summary = t.Work(r, ref, o.Interleave, nil)
+				return w
+			},
+			Report: func(b *testing.B, m measure.Result) {
+				res := summary(m)
+				harness.ReportTraffic(b, clocks(), r, res)
+				msg := harness.TrafficVerdict(r, res)
+				if res.HaveDelta {
+					msg += fmt.Sprintf("; delta-ns/pkt %.2f%s against %s", res.Delta, harness.PlusMinus(res.DeltaCI95), refv.name())
+				}
+				if !r.GeneratorOnly() {
+					msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + harness.Indent(res.Total.RX.Table(), "  ")
+				}
+				harness.Say(b, "", msg)
+			},
 		})
-		if last != nil {
-			msg := harness.TrafficVerdict(r, *last)
-			if last.HaveDelta {
-				msg += fmt.Sprintf("; delta-ns/pkt %.2f%s against %s", last.Delta, harness.PlusMinus(last.DeltaCI95), refv.name())
-			}
-			if !r.GeneratorOnly() {
-				msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + harness.Indent(last.Total.RX.Table(), "  ")
-			}
-			harness.Say(b, v.name(), msg)
-		}
 	}
+	measure.Family(b, o, rows)
 }
 
 // TestAttachOutputParses runs the family's baseline, a receiver and a

@@ -78,41 +78,39 @@ func benchAttachIface(b *testing.B) {
 	dev := iface.SanitizeName(ifc.Name)
 	o := benchOptions()
 	o.Duration = *flagDuration
+	var rows []measure.Row
 	for _, v := range vs {
-		name := fmt.Sprintf("dev=%s/action=%s/mode=%s/prog=%s", dev, v.action, mode, v.prog)
-		var last *iface.Sample
-		probe.Run(b, name, func(b *testing.B) {
-			if err := l.Update(rs.Prog(v.action, v.prog)); err != nil {
-				b.Fatalf("switch %s to %s/%s: %v", ifc, v.action, v.prog, err)
-			}
-			fmt.Fprintf(os.Stderr, "Attach on %s: %s XDP, program %s returning %s, for %v\n", ifc, mode, v.prog, v.action, *flagDuration)
-			m, err := iface.NewMeter(ifc, rs.RxCount(), os.Stderr)
-			if err != nil {
-				b.Fatal(err)
-			}
-			// A call is a window of the device's counters; its figure the
-			// window's softirq ns per packet (none: +Inf, never the
-			// least).
-			var total iface.Sample
-			window := func(ms uint32) (float64, error) {
-				s, err := m.Window(time.Duration(ms) * time.Millisecond)
-				total = total.Add(s)
-				if s.Packets() == 0 {
-					return math.Inf(1), err
+		// A call is a window of the device's counters; its figure the
+		// window's softirq ns per packet (none: +Inf, never the least).
+		var total iface.Sample
+		rows = append(rows, measure.Row{
+			Name: fmt.Sprintf("dev=%s/action=%s/mode=%s/prog=%s", dev, v.action, mode, v.prog),
+			Start: func(b *testing.B) measure.Work {
+				if err := l.Update(rs.Prog(v.action, v.prog)); err != nil {
+					b.Fatalf("switch %s to %s/%s: %v", ifc, v.action, v.prog, err)
 				}
-				return s.NsPerPkt(), err
-			}
-			rounds, contended, err := measure.Streams(b, o, ifaceWindows, func() { total = iface.Sample{} }, window)
-			if err != nil {
-				b.Fatal(err)
-			}
-			reportIface(b, total, rounds.Location(0).Value, contended)
-			last = &total
+				fmt.Fprintf(os.Stderr, "Attach on %s: %s XDP, program %s returning %s, for %v\n", ifc, mode, v.prog, v.action, *flagDuration)
+				m, err := iface.NewMeter(ifc, rs.RxCount(), os.Stderr)
+				if err != nil {
+					b.Fatal(err)
+				}
+				window := func(ms uint32) (float64, error) {
+					s, err := m.Window(time.Duration(ms) * time.Millisecond)
+					total = total.Add(s)
+					if s.Packets() == 0 {
+						return math.Inf(1), err
+					}
+					return s.NsPerPkt(), err
+				}
+				return measure.Work{Streams: []measure.Stream{window}, Sizes: ifaceWindows, Reset: func() { total = iface.Sample{} }}
+			},
+			Report: func(b *testing.B, r measure.Result) {
+				reportIface(b, total, r.Ns, r.Contended)
+				harness.Say(b, "", ifaceVerdict(total))
+			},
 		})
-		if last != nil {
-			harness.Say(b, name, ifaceVerdict(*last))
-		}
 	}
+	measure.Family(b, o, rows)
 }
 
 // ifaceWindows are the real-NIC mode's calls, in ms: one second each,

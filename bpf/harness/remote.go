@@ -72,45 +72,62 @@ type RemotePath struct {
 	Verdict func(b *testing.B, res rig.TrafficResult, lost float64) string
 }
 
-// Bench measures every row as a sub-benchmark of b: the path set up, the
-// rig measured (rig.Traffic.Bench), the rig's and the stage's metrics
+// Bench measures every row as a sub-benchmark of b, through the engine's
+// one entry (measure.Family, a Start row each): the path set up, the rig
+// measured (rig.Traffic.Work), the rig's and the stage's metrics
 // reported, the row's verdict said.
 func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 	b.Helper()
 	c := run.O.Clocks
+	var table []measure.Row
 	for _, row := range rows {
-		var msg string
-		probe.Run(b, row.Name, func(b *testing.B) {
-			if row.Kernel != nil {
-				res := run.T.Bench(b, *row.Kernel, nil, run.O, nil)
-				ReportTraffic(b, c, *row.Kernel, res)
-				msg = TrafficVerdict(*row.Kernel, res)
-				return
-			}
-			p := row.Start(b)
-			res := run.T.Bench(b, p.R, p.Ref, run.O, func() {
-				if p.Stage != nil {
-					p.Stage.Reset()
+		var summary func(measure.Result) rig.TrafficResult
+		var report func(b *testing.B, res rig.TrafficResult) string
+		table = append(table, measure.Row{
+			Name: row.Name,
+			Start: func(b *testing.B) measure.Work {
+				if row.Kernel != nil {
+					var w measure.Work
+					w, summary = run.T.Work(*row.Kernel, nil, run.O.Interleave, nil)
+					report = func(b *testing.B, res rig.TrafficResult) string {
+						ReportTraffic(b, c, *row.Kernel, res)
+						return TrafficVerdict(*row.Kernel, res)
+					}
+					return w
 				}
-				if p.Reset != nil {
-					p.Reset()
+				p := row.Start(b)
+				var w measure.Work
+				w, summary = run.T.Work(p.R, p.Ref, run.O.Interleave, func() {
+					if p.Stage != nil {
+						p.Stage.Reset()
+					}
+					if p.Reset != nil {
+						p.Reset()
+					}
+				})
+				report = func(b *testing.B, res rig.TrafficResult) string {
+					if p.Stage != nil && p.Stage.Pkts == 0 {
+						b.Fatalf("%s: no frames reached CPU %d (generated %d, received %d)", p.R.Ext.Name, run.CPU, res.Total.Gen, res.Total.Received())
+					}
+					lost := res.LostFrac
+					if p.Lost != nil {
+						lost = p.Lost(res)
+					}
+					msg := p.Verdict(b, res, lost)
+					ReportTraffic(b, c, p.R, res)
+					if p.Stage != nil {
+						p.Stage.Report(b, c, lost, res.Ns)
+					}
+					return msg
 				}
-			})
-			if p.Stage != nil && p.Stage.Pkts == 0 {
-				b.Fatalf("%s: no frames reached CPU %d (generated %d, received %d)", p.R.Ext.Name, run.CPU, res.Total.Gen, res.Total.Received())
-			}
-			lost := res.LostFrac
-			if p.Lost != nil {
-				lost = p.Lost(res)
-			}
-			msg = p.Verdict(b, res, lost)
-			ReportTraffic(b, c, p.R, res)
-			if p.Stage != nil {
-				p.Stage.Report(b, c, lost, res.Ns)
-			}
+				return w
+			},
+			Report: func(b *testing.B, m measure.Result) {
+				Say(b, "", report(b, summary(m)))
+			},
 		})
-		Say(b, row.Name, msg)
 	}
+	measure.Family(b, run.O, table)
 }
 
 // ServeOn runs serve on a thread pinned to cpu until tb's cleanup stops

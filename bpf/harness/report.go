@@ -13,7 +13,7 @@ import (
 	"bpfbench/bpf/rig"
 )
 
-// Say prints a row's verdict once, for its last run, on stderr, as
+// Say prints a row's verdict (row "": b's own) once, for its last run, on stderr, as
 // "Family/row: msg", with -test.v only: a results file keeps benchmark
 // lines, not paragraphs between them. A verdict that says the row's
 // figure is not what it seems (its first words in capitals, such as
@@ -24,7 +24,10 @@ func Say(b *testing.B, row, msg string) {
 	if msg == "" {
 		return
 	}
-	name := b.Name() + "/" + row
+	name := b.Name()
+	if row != "" {
+		name += "/" + row
+	}
 	if head, _, ok := strings.Cut(msg, ":"); ok && head == strings.ToUpper(head) && strings.ContainsAny(head, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
 		probe.FlagName(name, head)
 	}

@@ -6,38 +6,8 @@ import (
 	"testing"
 
 	"bpfbench/bpf/probe"
-	"bpfbench/bpf/sched"
 	"bpfbench/bpf/units"
 )
-
-// OncePinned runs measure a single time per benchmark run, however Go
-// would ramp b.N, on a thread pinned to cpu (sched.Pinned), and returns its
-// error, after reporting steal-frac: the share of cpu's time its vCPU was
-// stolen by the host meanwhile (/proc/stat; none when no tick passed). The
-// setup before it (attaching 48 fillers, building a rig) is done once, and
-// measure's own budget decides how long it measures. It must be the
-// benchmark's only use of b.N or b.Loop.
-func (c Clocks) OncePinned(b *testing.B, cpu int, measure func() error) error {
-	b.Helper()
-	steal := sched.StartSteal(cpu)
-	var err error
-	done := false
-	for b.Loop() {
-		if !done {
-			err = sched.Pinned(cpu, measure)
-			done = true
-		}
-	}
-	if c.Icount {
-		// Go's own ns/op is the virtual time of the whole benchmark:
-		// instructions, of setup included, not a cost of anything.
-		b.ReportMetric(0, "ns/op")
-	}
-	if f, ok := steal.Frac(); ok {
-		c.Diag(b, f, "steal-frac")
-	}
-	return err
-}
 
 // ReportCycles reports a cost in cycles (unit) and the clock rate it was
 // measured at (core-ghz, a diagnostic), where both were measured (not on

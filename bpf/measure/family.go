@@ -119,36 +119,31 @@ func newLoopRunner(name string, budget Budget, v, base *testrun.Loop, o BenchOpt
 	return c, x, nil
 }
 
-// result summarises the rounds from their uncontended calls (all of them
-// when the core was never uncontended long enough: Result.Contended).
+// result summarises the rounds (summarise), with what the loops learnt
+// besides the time.
 func (c *recorder) result(rounds *Rounds, threshold gauge.Load) Result {
-	u, load := rounds.clean(threshold)
-	r := Result{
-		Ns:         u.Location(0).Value,
-		Cycles:     u.Cycles(0).Value,
-		GHz:        u.GHz(0),
-		KernelNs:   robust.Quantile(c.kns, robust.LowQuantile),
-		CallUs:     robust.Quantile(c.call, 0.5),
-		Rounds:     rounds.Count(),
-		Remeasured: c.remeasured,
-		Disagreed:  c.disagreed,
-		Contended:  load,
-	}
-	if c.base != nil {
-		r.HaveDelta = true
-		r.Delta, r.Rel = u.Paired(0, 1), u.Relative(0, 1)
-	}
+	r := summarise(rounds, threshold)
+	r.KernelNs = robust.Quantile(c.kns, robust.LowQuantile)
+	r.CallUs = robust.Quantile(c.call, 0.5)
+	r.Remeasured, r.Disagreed = c.remeasured, c.disagreed
 	return r
 }
 
 // A Row is one sub-benchmark of a family measured by Family: a test_run
-// loop and, optionally, the baseline it is paired with.
+// loop and, optionally, the baseline it is paired with, measured with the
+// family's other such rows; or the streams Start sets up, measured in a
+// stretch of their own.
 type Row struct {
 	// Name is the sub-benchmark's name (b.Run's).
 	Name string
 	// Variant is the loop measured, Base its baseline (nil: none, or the run
 	// is not interleaved).
 	Variant, Base *testrun.Loop
+	// Start, for a row whose setup a visit of a few calls would not
+	// amortise (a traffic rig's receivers, a remote stage, a real NIC),
+	// sets the row up in its sub-benchmark and returns its streams: they
+	// are measured there, in a stretch of their own, once a run.
+	Start func(b *testing.B) Work
 	// Skip, when set, is why the row is not measured: its sub-benchmark
 	// skips saying so. Err, when set, is why its setup failed: its
 	// sub-benchmark fails saying so.
@@ -157,8 +152,18 @@ type Row struct {
 	// Report, when set, runs in the row's sub-benchmark after its
 	// figures are reported, with its Result: on every call testing makes
 	// of the sub-benchmark's body, so it reports its figures each time
-	// and says things in words only when Result.Repeated is false.
+	// and says things in words only when Result.Repeated is false. A
+	// Start row reports only through it, once.
 	Report func(b *testing.B, r Result)
+}
+
+// Work is what a Start row hands the engine: its streams (the one the row
+// reports first, then what it is paired with), the sizes of their calls,
+// and what to forget after the warm-up (Reset, when set).
+type Work struct {
+	Streams []Stream
+	Sizes   CallSizes
+	Reset   func()
 }
 
 // Family measures the rows of a family and reports each as a
@@ -169,7 +174,9 @@ type Row struct {
 // rows compare as a pair (randomised multiple interleaved trials: Abedi
 // and Brecht, ICPE 2017). Only the rows that -test.bench selects are
 // measured (pattern.Selected), each for the time of the rows left out too
-// (Budget.Shared). See docs/method.md#interleaved-rows.
+// (Budget.Shared). A Start row is measured alone, in its own
+// sub-benchmark, through the same rounds, steal tally and summary
+// (stretch). See docs/method.md#interleaved-rows.
 func Family(b *testing.B, o BenchOptions, rows []Row) {
 	b.Helper()
 	type member struct {
@@ -190,7 +197,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 		if !o.Interleave {
 			m.row.Base = nil
 		}
-		if row.Skip != "" || row.Err != nil {
+		if row.Skip != "" || row.Err != nil || row.Start != nil {
 			continue
 		}
 		candidates++
@@ -249,6 +256,14 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			}
 			if m.row.Err != nil {
 				b.Fatal(m.row.Err)
+			}
+			if m.row.Start != nil {
+				res, err := stretch(b, o, m.row.Start(b))
+				probe.Require(b, err, "measure "+m.row.Name)
+				if m.row.Report != nil {
+					m.row.Report(b, res)
+				}
+				return
 			}
 			if m.x == nil && m.err == nil {
 				b.Fatalf("row %s was not measured: Selected disagrees with the testing package", m.row.Name)

@@ -37,6 +37,9 @@ type Result struct {
 	// Contended says how many of the calls ran on a contended core, left out
 	// of the figures.
 	Contended Contended
+	// Samples are the rounds the figures come from (the uncontended
+	// ones), for a row's own figures beyond these.
+	Samples *Rounds
 	// Repeated says the row's figures were reported before: testing calls
 	// the body of a Family row again as it ramps b.N, and each call
 	// reports the same figures, but says what it says in words once.

@@ -1,29 +1,72 @@
 package measure
 
-import "testing"
+import (
+	"testing"
 
-// Streams measures streams once a run (OncePinned) for o.Budget(), on a thread pinned
-// to o.CPU, in rounds sized by u and o: the front door for streams that
-// are not test_run loops (Family's), such as the traffic rigs' frames.
-// reset runs once the warm-up is done, after b's timer is reset. The
-// Contended says how many of the calls ran on a contended core; the rounds
-// returned are those that did not (all of them when too few did not).
-func Streams(b *testing.B, o BenchOptions, u CallSizes, reset func(), streams ...Stream) (*Rounds, Contended, error) {
+	"bpfbench/bpf/measure/gauge"
+	"bpfbench/bpf/sched"
+)
+
+// stretch measures w once a run, however Go would ramp b.N (b.Loop, so
+// the row's setup before it is done once), in rounds on a thread pinned to
+// o.CPU for o.Budget(), and summarises them as Family's rows are. It
+// reports steal-frac: the share of the CPU's time its vCPU was stolen by
+// the host meanwhile (none when no tick passed).
+func stretch(b *testing.B, o BenchOptions, w Work) (Result, error) {
 	b.Helper()
 	var r *Rounds
-	err := o.Clocks.OncePinned(b, o.CPU, func() error {
-		var err error
-		r, err = run(o.Budget(), o.callSizing(u), func() {
-			b.ResetTimer()
-			if reset != nil {
-				reset()
-			}
-		}, streams...)
-		return err
-	})
-	if err != nil {
-		return nil, Contended{}, err
+	var steal sched.StealTally
+	var err error
+	done := false
+	for b.Loop() {
+		if done {
+			continue
+		}
+		done = true
+		err = steal.During(o.CPU, func() error {
+			return sched.Pinned(o.CPU, func() error {
+				var err error
+				r, err = run(o.Budget(), o.callSizing(w.Sizes), func() {
+					b.ResetTimer()
+					if w.Reset != nil {
+						w.Reset()
+					}
+				}, w.Streams...)
+				return err
+			})
+		})
 	}
-	u2, l := r.clean(o.Contention.Threshold())
-	return u2, l, nil
+	if o.Clocks.Icount {
+		// Go's own ns/op is the virtual time of the whole benchmark:
+		// instructions, of setup included, not a cost of anything.
+		b.ReportMetric(0, "ns/op")
+	}
+	if f, ok := steal.Frac(); ok {
+		o.Clocks.Diag(b, f, "steal-frac")
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	return summarise(r, o.Contention.Threshold()), nil
+}
+
+// summarise is what every row reports from its rounds: the first
+// stream's cost (its low quantile, and in cycles) and, with a second
+// stream, the paired difference, all from the uncontended calls (all of
+// them when too few were: Result.Contended), which Result.Samples keeps.
+func summarise(rounds *Rounds, threshold gauge.Load) Result {
+	u, load := rounds.clean(threshold)
+	r := Result{
+		Ns:        u.Location(0).Value,
+		Cycles:    u.Cycles(0).Value,
+		GHz:       u.GHz(0),
+		Rounds:    rounds.Count(),
+		Contended: load,
+		Samples:   u,
+	}
+	if len(u.Ns) > 1 {
+		r.HaveDelta = true
+		r.Delta, r.Rel = u.Paired(0, 1), u.Relative(0, 1)
+	}
+	return r
 }

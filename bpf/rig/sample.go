@@ -2,7 +2,6 @@ package rig
 
 import (
 	"fmt"
-	"testing"
 
 	"bpfbench/bpf/measure"
 )
@@ -88,16 +87,14 @@ type TrafficResult struct {
 	Restarts  int
 }
 
-// Bench measures r through the suite's one engine (measure.Streams):
-// once, for o.Budget(), on a thread pinned to o.CPU, from the calls made
-// while the core was not contended. With o.Interleave it measures in
-// rounds r, the generator alone and, if ref is not nil, ref, in an order
-// balanced over blocks of rounds, so all of them see the machine at the
-// same speed, and reports the paired differences; otherwise r alone.
-// reset, when set, runs once the warm-up is done, after the benchmark's
-// timer is reset. A failure fails b.
-func (t *Traffic) Bench(b *testing.B, r Receiver, ref *Receiver, o measure.BenchOptions, reset func()) TrafficResult {
-	b.Helper()
+// Work is what the engine measures for a row of r (a measure.Row's
+// Start): r's frames and, with interleave, the generator alone and, if
+// ref is not nil, ref, in the same rounds, in an order balanced over
+// blocks of rounds, so that all of them see the machine at the same
+// speed. reset, when set, runs once the warm-up is done. summary turns the
+// engine's Result into r's figures: the paired differences, and the
+// totals of r's own calls.
+func (t *Traffic) Work(r Receiver, ref *Receiver, interleave bool, reset func()) (w measure.Work, summary func(measure.Result) TrafficResult) {
 	var res TrafficResult
 	stream := func(s Receiver, own bool) measure.Stream {
 		return func(frames uint32) (float64, error) {
@@ -115,26 +112,26 @@ func (t *Traffic) Bench(b *testing.B, r Receiver, ref *Receiver, o measure.Bench
 		}
 	}
 	// Streams: the receiver, then the generator alone, then the reference.
-	streams := []measure.Stream{stream(r, true)}
-	if o.Interleave {
-		streams = append(streams, stream(Receiver{}, false))
+	w.Streams = []measure.Stream{stream(r, true)}
+	if interleave {
+		w.Streams = append(w.Streams, stream(Receiver{}, false))
 		if ref != nil {
-			streams = append(streams, stream(*ref, false))
+			w.Streams = append(w.Streams, stream(*ref, false))
 		}
 	}
-	rounds, load, err := measure.Streams(b, o, trafficSizes, func() {
+	w.Sizes = trafficSizes
+	w.Reset = func() {
 		// The warm-up's frames are not the benchmark's.
 		res = TrafficResult{}
 		if reset != nil {
 			reset()
 		}
-	}, streams...)
-	if err != nil {
-		b.Fatal(err)
 	}
-	res.Contended = load
-	res.summarise(rounds, r)
-	return res
+	return w, func(m measure.Result) TrafficResult {
+		res.Contended = m.Contended
+		res.summarise(m.Samples, r)
+		return res
+	}
 }
 
 // trafficSizes are frames: a call long enough that its short call's

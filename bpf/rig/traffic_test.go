@@ -51,7 +51,7 @@ func TestTrafficCatchesVanishedFrames(t *testing.T) {
 	}
 }
 
-// TestTrafficBenchAccounts runs a short interleaved Bench and checks that
+// TestTrafficBenchAccounts measures a short interleaved row and checks that
 // its totals add up and that it measured the generator and the reference.
 func TestTrafficBenchAccounts(t *testing.T) {
 	host.RequireRoot(t)
@@ -59,7 +59,7 @@ func TestTrafficBenchAccounts(t *testing.T) {
 	r := Receiver{Action: Tx, Mode: bpf.XDPNative, Work: WorkDrop}
 	ref := Receiver{Action: Drop, Mode: bpf.XDPNative, Work: WorkDrop}
 	o := measure.BenchOptions{CPU: testutil.LastCPU(), CallTime: time.Millisecond, Interleave: true}
-	res := benchFrames(t, 200_000, func(b *testing.B) TrafficResult { return tr.Bench(b, r, &ref, o, nil) })
+	res := benchFrames(t, 200_000, tr, r, &ref, o)
 	if !res.HaveGen || !res.HaveDelta || res.Rounds < 1 {
 		t.Fatalf("interleaved bench lacks the generator or the reference: %+v", res)
 	}
@@ -77,18 +77,16 @@ func TestTrafficBenchAccounts(t *testing.T) {
 		t.Errorf("ns/pkt %v, pps %v", res.Ns, res.PPS)
 	}
 
-	plain := benchFrames(t, 50_000, func(b *testing.B) TrafficResult {
-		return tr.Bench(b, r, &ref, measure.BenchOptions{CPU: o.CPU, CallTime: o.CallTime}, nil)
-	})
+	plain := benchFrames(t, 50_000, tr, r, &ref, measure.BenchOptions{CPU: o.CPU, CallTime: o.CallTime})
 	if plain.HaveGen || plain.HaveDelta || plain.RxBound {
 		t.Errorf("plain mode measured more than the receiver: %+v", plain)
 	}
 }
 
-// benchFrames runs bench as a benchmark of -test.benchtime=<frames>x
-// (what Bench measures, measure.BenchTime) and returns its result,
-// failing t when it failed.
-func benchFrames(t *testing.T, frames int, bench func(*testing.B) TrafficResult) TrafficResult {
+// benchFrames measures r, with ref, as a row of a family (measure.Family)
+// for -test.benchtime=<frames>x (measure.BenchTime), and returns its
+// result, failing t when it failed.
+func benchFrames(t *testing.T, frames int, tr *Traffic, r Receiver, ref *Receiver, o measure.BenchOptions) TrafficResult {
 	t.Helper()
 	f := flag.Lookup("test.benchtime")
 	old := f.Value.String()
@@ -99,11 +97,22 @@ func benchFrames(t *testing.T, frames int, bench func(*testing.B) TrafficResult)
 	var res TrafficResult
 	ran := false
 	testing.Benchmark(func(b *testing.B) {
-		res = bench(b)
-		ran = true
+		var summary func(measure.Result) TrafficResult
+		measure.Family(b, o, []measure.Row{{
+			Name: "row",
+			Start: func(b *testing.B) measure.Work {
+				w, sum := tr.Work(r, ref, o.Interleave, nil)
+				summary = sum
+				return w
+			},
+			Report: func(b *testing.B, m measure.Result) {
+				res = summary(m)
+				ran = true
+			},
+		}})
 	})
 	if !ran {
-		t.Fatalf("Bench of %d frames failed", frames)
+		t.Fatalf("a row of %d frames failed", frames)
 	}
 	return res
 }
