@@ -11,6 +11,7 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
@@ -137,12 +138,12 @@ func (v afxdpVariant) socket(b *testing.B, run *harness.Remote, objs *bpf.AfxdpO
 		Before:    app.Before,
 		After:     app.After,
 	}}
-	return harness.RemotePath{R: r, Ref: &kernel, Stage: app, Verdict: func(b *testing.B, res rig.TrafficResult, lost float64) string {
+	return harness.RemotePath{R: r, Ref: &kernel, Stage: app, Verdict: func(b *testing.B, res rig.TrafficResult, lost float64) (string, []measure.Figure) {
 		stats1, err := x.Stats()
 		if err != nil {
 			b.Fatal(err)
 		}
-		return afxdpVerdict(r, res, app, run.CPU, xskStatsDiff(stats1, stats0))
+		return afxdpVerdict(r, res, app, run.CPU, xskStatsDiff(stats1, stats0)), nil
 	}}
 }
 

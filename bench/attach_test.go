@@ -206,9 +206,8 @@ func BenchmarkAttach(b *testing.B) {
 				w, summary = t.Work(r, ref, o.Interleave, nil)
 				return w
 			},
-			Report: func(b *testing.B, m measure.Result) {
+			Report: func(b *testing.B, m measure.Result) []measure.Figure {
 				res := summary(m)
-				harness.ReportTraffic(b, clocks(), r, res)
 				msg := harness.TrafficVerdict(r, res)
 				if res.HaveDelta {
 					msg += fmt.Sprintf("; delta-ns/pkt %.2f%s against %s", res.Delta, harness.PlusMinus(res.DeltaCI95), refv.name())
@@ -217,6 +216,7 @@ func BenchmarkAttach(b *testing.B) {
 					msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + harness.Indent(res.Total.RX.Table(), "  ")
 				}
 				harness.Say(b, "", msg)
+				return res.Figures(r)
 			},
 		})
 	}

@@ -104,9 +104,9 @@ func benchAttachIface(b *testing.B) {
 				}
 				return measure.Work{Streams: []measure.Stream{window}, Sizes: ifaceWindows, Reset: func() { total = iface.Sample{} }}
 			},
-			Report: func(b *testing.B, r measure.Result) {
-				reportIface(b, total, r.Ns, r.Contended)
+			Report: func(b *testing.B, r measure.Result) []measure.Figure {
 				harness.Say(b, "", ifaceVerdict(total))
+				return ifaceFigures(total, r.Ns)
 			},
 		})
 	}
@@ -127,23 +127,21 @@ func ifaceRxBound(s iface.Sample) (bound bool, lostFrac float64) {
 	return p > 0 && (s.Busy() >= 0.9 || lostFrac >= 0.001), lostFrac
 }
 
-// reportIface reports a real-NIC row: ns/pkt is the low quantile of its
-// uncontended windows' (nsPerPkt), the rest is of all its windows.
-func reportIface(b *testing.B, s iface.Sample, nsPerPkt float64, contended measure.Contended) {
-	b.Helper()
+// ifaceFigures are a real-NIC row's own figures: ns/pkt is the low
+// quantile of its uncontended windows' (nsPerPkt), the rest is of all its
+// windows.
+func ifaceFigures(s iface.Sample, nsPerPkt float64) []measure.Figure {
 	p := s.Packets()
-	clocks().Report(b, 0, "ns/op")
-	clocks().Report(b, float64(p)/s.Duration.Seconds(), "pps")
+	figs := []measure.Figure{{Unit: "pps", Value: float64(p) / s.Duration.Seconds()}}
 	if p > 0 && !math.IsInf(nsPerPkt, 0) {
-		clocks().Report(b, nsPerPkt, "ns/pkt")
+		figs = append(figs, measure.Figure{Unit: "ns/pkt", Value: nsPerPkt})
 	}
-	busy := s.Busy()
-	clocks().Diag(b, busy, "rx-cpu-busy")
-	clocks().Diag(b, float64(s.Missed), "lost-pkts")
 	rxBound, lostFrac := ifaceRxBound(s)
-	clocks().Diag(b, lostFrac, "lost-frac")
-	clocks().Report(b, harness.OneIf(rxBound), "rx-bound")
-	contended.Report(b)
+	return append(figs,
+		measure.Figure{Unit: "rx-cpu-busy", Value: s.Busy(), Diag: true},
+		measure.Figure{Unit: "lost-pkts", Value: float64(s.Missed), Diag: true},
+		measure.Figure{Unit: "lost-frac", Value: lostFrac, Diag: true},
+		measure.Figure{Unit: "rx-bound", Value: harness.OneIf(rxBound)})
 }
 
 func ifaceVerdict(s iface.Sample) string {

@@ -263,10 +263,11 @@ func BenchmarkCall(b *testing.B) {
 			row.Variant = f.loop(b, v.call, v.hops)
 			if v.call != "inline" {
 				row.Base = f.loop(b, "inline", 1)
-				row.Report = func(b *testing.B, r measure.Result) {
-					if r.HaveDelta {
-						clocks().Report(b, r.Delta.Value/float64(v.hops), "ns/call")
+				row.Report = func(b *testing.B, r measure.Result) []measure.Figure {
+					if !r.HaveDelta {
+						return nil
 					}
+					return []measure.Figure{{Unit: "ns/call", Value: r.Delta.Value / float64(v.hops)}}
 				}
 			}
 		}

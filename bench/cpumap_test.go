@@ -11,6 +11,7 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
@@ -122,13 +123,13 @@ func (v cpumapVariant) redirectPath(b *testing.B, run *harness.Remote, objs *bpf
 		Before:    kthread.Before,
 		After:     kthread.After,
 	}}
-	return harness.RemotePath{R: r, Ref: &inPlace, Stage: kthread, Verdict: func(b *testing.B, res rig.TrafficResult, lost float64) string {
+	return harness.RemotePath{R: r, Ref: &inPlace, Stage: kthread, Verdict: func(b *testing.B, res rig.TrafficResult, lost float64) (string, []measure.Figure) {
 		if in1, err := snmp.Read("Udp", "InDatagrams"); err != nil {
 			b.Fatal(err)
 		} else if in1 != in0 {
 			b.Fatalf("Udp InDatagrams moved by %d: a socket in the namespace received frames meant for no socket", in1-in0)
 		}
-		return cpumapVerdict(r, res, kthread, run.CPU)
+		return cpumapVerdict(r, res, kthread, run.CPU), nil
 	}}
 }
 

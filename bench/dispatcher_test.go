@@ -141,7 +141,7 @@ func BenchmarkDispatcher(b *testing.B) {
 	// row adds a row of v against a baseline of its own (the rows'
 	// rounds interleave, and a loop keeps its layout), or only its name
 	// when -test.bench leaves it out.
-	row := func(name string, v func() *testrun.Loop, base bool, report func(*testing.B, measure.Result)) {
+	row := func(name string, v func() *testrun.Loop, base bool, report func(*testing.B, measure.Result) []measure.Figure) {
 		r := measure.Row{Name: name, Report: report}
 		if pattern.Selected(b, name) {
 			r.Variant = v()
@@ -178,15 +178,15 @@ func BenchmarkDispatcher(b *testing.B) {
 				failpoint(b, "dispatcher-"+level)
 				return v
 			}
-			row(fmt.Sprintf("dispatcher=%s/fill=%s/prog=xdp", level, m.name), v, true, func(b *testing.B, _ measure.Result) {
+			row(fmt.Sprintf("dispatcher=%s/fill=%s/prog=xdp", level, m.name), v, true, func(b *testing.B, _ measure.Result) []measure.Figure {
 				if k >= rig.DispatcherMax {
-					return
+					return nil
 				}
-				if rankErr == nil {
-					clocks().Report(b, float64(rank), "dispatcher-rank")
-				} else {
+				if rankErr != nil {
 					b.Logf("dispatcher-rank: %v", rankErr)
+					return nil
 				}
+				return []measure.Figure{{Unit: "dispatcher-rank", Value: float64(rank)}}
 			})
 		}
 	}

@@ -207,10 +207,11 @@ func (f *trampolineFamily) chainRow(tb testing.TB, attach string, n int) measure
 }
 
 // perTrampProg reports the delta per attached program, of n.
-func perTrampProg(n int) func(b *testing.B, r measure.Result) {
-	return func(b *testing.B, r measure.Result) {
-		if r.HaveDelta {
-			clocks().Report(b, r.Delta.Value/float64(n), "delta-ns/prog")
+func perTrampProg(n int) func(b *testing.B, r measure.Result) []measure.Figure {
+	return func(b *testing.B, r measure.Result) []measure.Figure {
+		if !r.HaveDelta {
+			return nil
 		}
+		return []measure.Figure{{Unit: "delta-ns/prog", Value: r.Delta.Value / float64(n)}}
 	}
 }

@@ -83,11 +83,11 @@ func withLayouts[T any](loads []T, loop func(T) *testrun.Loop) *testrun.Loop {
 // machine instructions add64's JIT'ed image has more than drop's, within
 // half an instruction. Anywhere else the delta is a time (about 64 cycles
 // of dependent additions) and nothing is checked.
-func (f *xdpFamily) calibrate(b *testing.B, r measure.Result) {
+func (f *xdpFamily) calibrate(b *testing.B, r measure.Result) []measure.Figure {
 	b.Helper()
 	c := clocks()
 	if !c.Icount || r.Repeated {
-		return
+		return nil
 	}
 	add, err := bpf.JitedInstructions(f.objs.Add64)
 	probe.Require(b, err, "count add64's JIT'ed instructions")
@@ -97,9 +97,10 @@ func (f *xdpFamily) calibrate(b *testing.B, r measure.Result) {
 	got := r.Delta.Value / math.Exp2(float64(c.Shift))
 	if !r.HaveDelta || math.Abs(got-want) > 0.5 {
 		b.Errorf("calibration: add64 - drop counted %.2f instructions, the JIT images differ by %.0f: the clocks do not count instructions", got, want)
-		return
+		return nil
 	}
 	harness.Say(b, "calibration", fmt.Sprintf("add64 - drop = %.2f instructions, JIT images differ by %.0f", got, want))
+	return nil
 }
 
 // BenchmarkXDP answers: what does one run of an XDP program cost, timed by

@@ -67,9 +67,9 @@ type RemotePath struct {
 	// Lost is the share of frames lost on the way to the stage (nil:
 	// the rig's LostFrac).
 	Lost func(res rig.TrafficResult) float64
-	// Verdict checks what only this row knows, reports its own figures
-	// and returns its words for stderr (Say); it may skip the row.
-	Verdict func(b *testing.B, res rig.TrafficResult, lost float64) string
+	// Verdict checks what only this row knows and returns its words for
+	// stderr (Say) and its own figures; it may skip the row.
+	Verdict func(b *testing.B, res rig.TrafficResult, lost float64) (string, []measure.Figure)
 }
 
 // Bench measures every row as a sub-benchmark of b, through the engine's
@@ -78,20 +78,18 @@ type RemotePath struct {
 // reported, the row's verdict said.
 func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 	b.Helper()
-	c := run.O.Clocks
 	var table []measure.Row
 	for _, row := range rows {
 		var summary func(measure.Result) rig.TrafficResult
-		var report func(b *testing.B, res rig.TrafficResult) string
+		var report func(b *testing.B, res rig.TrafficResult) (string, []measure.Figure)
 		table = append(table, measure.Row{
 			Name: row.Name,
 			Start: func(b *testing.B) measure.Work {
 				if row.Kernel != nil {
 					var w measure.Work
 					w, summary = run.T.Work(*row.Kernel, nil, run.O.Interleave, nil)
-					report = func(b *testing.B, res rig.TrafficResult) string {
-						ReportTraffic(b, c, *row.Kernel, res)
-						return TrafficVerdict(*row.Kernel, res)
+					report = func(b *testing.B, res rig.TrafficResult) (string, []measure.Figure) {
+						return TrafficVerdict(*row.Kernel, res), res.Figures(*row.Kernel)
 					}
 					return w
 				}
@@ -105,7 +103,7 @@ func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 						p.Reset()
 					}
 				})
-				report = func(b *testing.B, res rig.TrafficResult) string {
+				report = func(b *testing.B, res rig.TrafficResult) (string, []measure.Figure) {
 					if p.Stage != nil && p.Stage.Pkts == 0 {
 						b.Fatalf("%s: no frames reached CPU %d (generated %d, received %d)", p.R.Ext.Name, run.CPU, res.Total.Gen, res.Total.Received())
 					}
@@ -113,17 +111,19 @@ func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 					if p.Lost != nil {
 						lost = p.Lost(res)
 					}
-					msg := p.Verdict(b, res, lost)
-					ReportTraffic(b, c, p.R, res)
+					msg, figs := p.Verdict(b, res, lost)
+					figs = append(figs, res.Figures(p.R)...)
 					if p.Stage != nil {
-						p.Stage.Report(b, c, lost, res.Ns)
+						figs = append(figs, p.Stage.Figures(lost, res.Ns)...)
 					}
-					return msg
+					return msg, figs
 				}
 				return w
 			},
-			Report: func(b *testing.B, m measure.Result) {
-				Say(b, "", report(b, summary(m)))
+			Report: func(b *testing.B, m measure.Result) []measure.Figure {
+				msg, figs := report(b, summary(m))
+				Say(b, "", msg)
+				return figs
 			},
 		})
 	}

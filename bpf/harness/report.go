@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 )
@@ -93,33 +92,6 @@ func (s *SNMP) Read(proto, name string) (uint64, error) {
 func Indent(s, prefix string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return prefix + strings.Join(lines, "\n"+prefix)
-}
-
-// ReportTraffic reports a traffic row's figures (rig.TrafficResult).
-func ReportTraffic(b *testing.B, c measure.Clocks, r rig.Receiver, res rig.TrafficResult) {
-	b.Helper()
-	c.Report(b, 0, "ns/op") // one op is not one packet: ns/pkt is the figure
-	c.Report(b, res.PPS, "capacity-pps")
-	c.Report(b, res.Ns, "ns/pkt")
-	if res.HaveGen {
-		c.Diag(b, res.GenNs, "gen-ns/pkt")
-	}
-	if !r.GeneratorOnly() && res.HaveGen {
-		c.Report(b, res.RxNs, "rx-ns/pkt")
-		if res.Rounds > 1 {
-			c.Report(b, res.RxCI95, "rx-ci95-ns")
-		}
-		c.Report(b, OneIf(res.RxBound), "rx-bound")
-	}
-	if res.HaveDelta {
-		c.Report(b, res.Delta, "delta-ns/pkt")
-		if res.Rounds > 1 {
-			c.Report(b, res.DeltaCI95, "delta-ci95-ns")
-		}
-	}
-	c.Diag(b, float64(res.Lost), "lost-pkts")
-	c.Diag(b, res.LostFrac, "lost-frac")
-	res.Contended.Report(b)
 }
 
 // OneIf is 1 for true and 0 for false: a yes-or-no metric.

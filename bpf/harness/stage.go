@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"testing"
 	"time"
 
 	"bpfbench/bpf/measure"
@@ -144,18 +143,20 @@ func (s *Stage) Verdict(what string, cpu int, lostFrac, senderNs float64, where 
 	return msg
 }
 
-// Report adds the remote-* metrics; remote-pps only for a stage that was
+// Figures are the remote-* figures; remote-pps only for a stage that was
 // the bottleneck, since otherwise it is not a rate anything sustained.
 // remote-cpu-wait shows, run by run, whether other tasks held its CPU.
-func (s *Stage) Report(b *testing.B, c measure.Clocks, lostFrac, senderNs float64) {
-	b.Helper()
-	c.Report(b, s.NsPerPkt(), "remote-ns/pkt")
-	c.Diag(b, s.BusyFrac(), "remote-cpu-busy")
-	c.Diag(b, s.WaitFrac(), "remote-cpu-wait")
-	c.Diag(b, OneIf(s.Bound(lostFrac, senderNs)), "remote-bound")
-	if s.Bound(lostFrac, senderNs) {
-		c.Diag(b, 1e9/s.NsPerPkt(), "remote-pps")
+func (s *Stage) Figures(lostFrac, senderNs float64) []measure.Figure {
+	figs := []measure.Figure{
+		{Unit: "remote-ns/pkt", Value: s.NsPerPkt()},
+		{Unit: "remote-cpu-busy", Value: s.BusyFrac(), Diag: true},
+		{Unit: "remote-cpu-wait", Value: s.WaitFrac(), Diag: true},
+		{Unit: "remote-bound", Value: OneIf(s.Bound(lostFrac, senderNs)), Diag: true},
 	}
+	if s.Bound(lostFrac, senderNs) {
+		figs = append(figs, measure.Figure{Unit: "remote-pps", Value: 1e9 / s.NsPerPkt(), Diag: true})
+	}
+	return figs
 }
 
 // Schedstat reads a thread's /proc/.../schedstat: the ns it ran and the

@@ -9,18 +9,6 @@ import (
 	"bpfbench/bpf/units"
 )
 
-// ReportCycles reports a cost in cycles (unit) and the clock rate it was
-// measured at (core-ghz, a diagnostic), where both were measured (not on
-// an emulated CPU, whose cycles are nobody's: BenchOptions.callSizing).
-func (c Clocks) ReportCycles(b *testing.B, cycles, ghz float64, unit string) {
-	b.Helper()
-	if math.IsNaN(cycles) || math.IsNaN(ghz) {
-		return
-	}
-	b.ReportMetric(cycles, unit)
-	c.Diag(b, ghz, "core-ghz")
-}
-
 // Clocks says what the machine's clocks count: time, or in an
 // instruction-counting guest (QEMU's -icount) instructions, every clock
 // advancing 2^Shift ns per instruction. The benchmarks learn it once

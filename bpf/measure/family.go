@@ -149,12 +149,12 @@ type Row struct {
 	// sub-benchmark fails saying so.
 	Skip string
 	Err  error
-	// Report, when set, runs in the row's sub-benchmark after its
-	// figures are reported, with its Result: on every call testing makes
-	// of the sub-benchmark's body, so it reports its figures each time
-	// and says things in words only when Result.Repeated is false. A
-	// Start row reports only through it, once.
-	Report func(b *testing.B, r Result)
+	// Report, when set, gives the row's own figures from its Result,
+	// which the engine's reporter writes beside its own: on every call
+	// testing makes of the sub-benchmark's body, so it says things in
+	// words only when Result.Repeated is false. A Start row's figures are
+	// all its own, given once.
+	Report func(b *testing.B, r Result) []Figure
 }
 
 // Work is what a Start row hands the engine: its streams (the one the row
@@ -260,9 +260,10 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			if m.row.Start != nil {
 				res, err := stretch(b, o, m.row.Start(b))
 				probe.Require(b, err, "measure "+m.row.Name)
-				if m.row.Report != nil {
-					m.row.Report(b, res)
-				}
+				// Go's ns/op would be the wall time of the whole row, and
+				// one op is not one call: the row's own figures say what
+				// a call is (ns/pkt).
+				report(b, o.Clocks, m.row, res, []Figure{{Unit: "ns/op", Value: 0}})
 				return
 			}
 			if m.x == nil && m.err == nil {
@@ -270,13 +271,8 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			}
 			probe.Require(b, m.err, "measure test_run loop")
 			m.res.Repeated, m.shown = m.shown, true
-			if f, ok := m.steal.Frac(); ok {
-				o.Clocks.Diag(b, f, "steal-frac")
-			}
-			reportLoop(b, o.Clocks, m.row.Variant, m.res)
-			if m.row.Report != nil {
-				m.row.Report(b, m.res)
-			}
+			m.res.Steal = stealFrac(&m.steal)
+			report(b, o.Clocks, m.row, m.res, loopFigures(b, m.row.Variant, m.res))
 		})
 	}
 }

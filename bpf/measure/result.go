@@ -40,19 +40,60 @@ type Result struct {
 	// Samples are the rounds the figures come from (the uncontended
 	// ones), for a row's own figures beyond these.
 	Samples *Rounds
+	// Steal is the share of the measuring CPU's time its vCPU was
+	// stolen by the host while the row measured (NaN: no tick passed).
+	Steal float64
 	// Repeated says the row's figures were reported before: testing calls
 	// the body of a Family row again as it ramps b.N, and each call
 	// reports the same figures, but says what it says in words once.
 	Repeated bool
 }
 
-// reportLoop reports the figures of loop v's Result: ns/op (sub-ns
-// resolution, from thread CPU time), kernel-ns/op (the kernel's truncated
-// average), call-us (the fixed cost of one test_run call) and, with a
-// baseline, delta-ns/op (the median paired difference v-base), its 95%
-// half-width delta-ci95-ns and delta-rel (the difference as a fraction of
-// base); and it logs what they leave out unless r.Repeated.
-func reportLoop(b *testing.B, c Clocks, v *testrun.Loop, r Result) {
+// A Figure is one number a row reports: a metric on its benchmark line,
+// or with Diag a diagnostic, which goes to the run's diagnostics file
+// (Clocks.Diag). Every figure of every row is written by one reporter,
+// report.
+type Figure struct {
+	Unit  string
+	Value float64
+	Diag  bool
+}
+
+// report is the one reporter of a row: the engine's figures, the row's
+// own (Row.Report, which may also say things in words), contended-frac,
+// and steal-frac where a tick passed. A row reported again
+// (Result.Repeated) says nothing in words again.
+func report(b *testing.B, c Clocks, row Row, r Result, engine []Figure) {
+	b.Helper()
+	figs := engine
+	if row.Report != nil {
+		figs = append(figs, row.Report(b, r)...)
+	}
+	for _, f := range figs {
+		if f.Diag {
+			c.Diag(b, f.Value, f.Unit)
+		} else {
+			c.Report(b, f.Value, f.Unit)
+		}
+	}
+	if r.Repeated {
+		r.Contended.Metric(b)
+	} else {
+		r.Contended.Report(b)
+	}
+	if !math.IsNaN(r.Steal) {
+		c.Diag(b, r.Steal, "steal-frac")
+	}
+}
+
+// loopFigures are the engine's figures of loop v's Result: ns/op (sub-ns
+// resolution, from thread CPU time), cycles/op and core-ghz where the
+// clock rate was timed, kernel-ns/op (the kernel's truncated average),
+// call-us (the fixed cost of one test_run call) and, with a baseline,
+// delta-ns/op (the median paired difference v-base), its 95% half-width
+// delta-ci95-ns and delta-rel (the difference as a fraction of base). It
+// logs what they leave out unless r.Repeated.
+func loopFigures(b *testing.B, v *testrun.Loop, r Result) []Figure {
 	b.Helper()
 	// A loop that repeats inside the program (Loop.Iterations) is not
 	// timed by the kernel: there is no kernel average to compare with.
@@ -71,31 +112,26 @@ func reportLoop(b *testing.B, c Clocks, v *testrun.Loop, r Result) {
 	if r.Remeasured > 0 && !r.Repeated {
 		b.Logf("%d measurements of %d calls were taken again (EINTR, or the clocks disagreed)", r.Remeasured, r.Rounds)
 	}
-	c.Report(b, r.Ns, "ns/op")
-	if !v.KernelClock {
-		// A time in whole kernel ns has no cycles to speak of.
-		c.ReportCycles(b, r.Cycles, r.GHz, "cycles/op")
+	figs := []Figure{{Unit: "ns/op", Value: r.Ns}}
+	// A time in whole kernel ns has no cycles to speak of; an emulated
+	// CPU's cycles are nobody's (NaN: BenchOptions.callSizing).
+	if !v.KernelClock && !math.IsNaN(r.Cycles) && !math.IsNaN(r.GHz) {
+		figs = append(figs, Figure{Unit: "cycles/op", Value: r.Cycles}, Figure{Unit: "core-ghz", Value: r.GHz, Diag: true})
 	}
 	if kernelTimed {
-		c.Diag(b, r.KernelNs, "kernel-ns/op")
-		c.Diag(b, float64(r.Disagreed)/float64(max(r.Rounds, 1)), "clock-disagree")
+		figs = append(figs, Figure{Unit: "kernel-ns/op", Value: r.KernelNs, Diag: true},
+			Figure{Unit: "clock-disagree", Value: float64(r.Disagreed) / float64(max(r.Rounds, 1)), Diag: true})
 	}
-	c.Diag(b, r.CallUs, "call-us")
-	c.Diag(b, float64(r.Remeasured), "remeasured")
-	if r.Repeated {
-		r.Contended.Metric(b)
-	} else {
-		r.Contended.Report(b)
-	}
+	figs = append(figs, Figure{Unit: "call-us", Value: r.CallUs, Diag: true}, Figure{Unit: "remeasured", Value: float64(r.Remeasured), Diag: true})
 	// A delta between two loops timed by the kernel's whole-ns average
 	// (KernelClock) is a truncation artifact, not a difference: none.
 	if r.HaveDelta && !v.KernelClock {
-		c.Report(b, r.Delta.Value, "delta-ns/op")
-		c.Diag(b, r.Rel.Value, "delta-rel")
+		figs = append(figs, Figure{Unit: "delta-ns/op", Value: r.Delta.Value}, Figure{Unit: "delta-rel", Value: r.Rel.Value, Diag: true})
 		if h := r.Delta.Half(); !math.IsInf(h, 0) {
-			c.Report(b, h, "delta-ci95-ns")
+			figs = append(figs, Figure{Unit: "delta-ci95-ns", Value: h})
 		}
 	}
+	return figs
 }
 
 // checkKernel compares the suite's clock with the kernel's over all

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"math"
 	"testing"
 
 	"bpfbench/bpf/measure/gauge"
@@ -9,9 +10,8 @@ import (
 
 // stretch measures w once a run, however Go would ramp b.N (b.Loop, so
 // the row's setup before it is done once), in rounds on a thread pinned to
-// o.CPU for o.Budget(), and summarises them as Family's rows are. It
-// reports steal-frac: the share of the CPU's time its vCPU was stolen by
-// the host meanwhile (none when no tick passed).
+// o.CPU for o.Budget(), and summarises them as Family's rows are, with
+// the share of the CPU's time its vCPU was stolen by the host meanwhile.
 func stretch(b *testing.B, o BenchOptions, w Work) (Result, error) {
 	b.Helper()
 	var r *Rounds
@@ -36,18 +36,20 @@ func stretch(b *testing.B, o BenchOptions, w Work) (Result, error) {
 			})
 		})
 	}
-	if o.Clocks.Icount {
-		// Go's own ns/op is the virtual time of the whole benchmark:
-		// instructions, of setup included, not a cost of anything.
-		b.ReportMetric(0, "ns/op")
-	}
-	if f, ok := steal.Frac(); ok {
-		o.Clocks.Diag(b, f, "steal-frac")
-	}
 	if err != nil {
 		return Result{}, err
 	}
-	return summarise(r, o.Contention.Threshold()), nil
+	res := summarise(r, o.Contention.Threshold())
+	res.Steal = stealFrac(&steal)
+	return res, nil
+}
+
+// stealFrac is t's stolen share, NaN when no tick passed.
+func stealFrac(t *sched.StealTally) float64 {
+	if f, ok := t.Frac(); ok {
+		return f
+	}
+	return math.NaN()
 }
 
 // summarise is what every row reports from its rounds: the first

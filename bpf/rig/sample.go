@@ -165,6 +165,40 @@ func (res *TrafficResult) summarise(rounds *measure.Rounds, r Receiver) {
 	res.RxBound = !r.GeneratorOnly() && res.HaveGen && res.RxNs > res.GenNs && res.LostFrac < MaxLostFrac
 }
 
+// Figures are a traffic row's own figures (measure.Row.Report):
+// capacity-pps and ns/pkt (generating and receiving, on one CPU);
+// gen-ns/pkt, the generator alone; for a receiver, rx-ns/pkt (the paired
+// difference, its half-width rx-ci95-ns) and rx-bound; with a reference,
+// delta-ns/pkt and delta-ci95-ns; and the frames lost.
+func (res TrafficResult) Figures(r Receiver) []measure.Figure {
+	figs := []measure.Figure{{Unit: "capacity-pps", Value: res.PPS}, {Unit: "ns/pkt", Value: res.Ns}}
+	if res.HaveGen {
+		figs = append(figs, measure.Figure{Unit: "gen-ns/pkt", Value: res.GenNs, Diag: true})
+	}
+	if !r.GeneratorOnly() && res.HaveGen {
+		figs = append(figs, measure.Figure{Unit: "rx-ns/pkt", Value: res.RxNs})
+		if res.Rounds > 1 {
+			figs = append(figs, measure.Figure{Unit: "rx-ci95-ns", Value: res.RxCI95})
+		}
+		figs = append(figs, measure.Figure{Unit: "rx-bound", Value: oneIf(res.RxBound)})
+	}
+	if res.HaveDelta {
+		figs = append(figs, measure.Figure{Unit: "delta-ns/pkt", Value: res.Delta})
+		if res.Rounds > 1 {
+			figs = append(figs, measure.Figure{Unit: "delta-ci95-ns", Value: res.DeltaCI95})
+		}
+	}
+	return append(figs, measure.Figure{Unit: "lost-pkts", Value: float64(res.Lost), Diag: true},
+		measure.Figure{Unit: "lost-frac", Value: res.LostFrac, Diag: true})
+}
+
+func oneIf(v bool) float64 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
 // MaxLostFrac is the share of lost frames above which a result does not
 // measure the receiver: frames that never arrived cost the receiver nothing.
 const MaxLostFrac = 0.01

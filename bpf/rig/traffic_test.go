@@ -105,9 +105,10 @@ func benchFrames(t *testing.T, frames int, tr *Traffic, r Receiver, ref *Receive
 				summary = sum
 				return w
 			},
-			Report: func(b *testing.B, m measure.Result) {
+			Report: func(b *testing.B, m measure.Result) []measure.Figure {
 				res = summary(m)
 				ran = true
+				return res.Figures(r)
 			},
 		}})
 	})
