@@ -4,20 +4,29 @@ import (
 	"fmt"
 
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/measure/robust"
 )
 
-// TrafficSample is one measurement of a receiver: a short call and a long call,
-// the difference of which cancels a call's fixed cost.
+// TrafficSample is one measurement of a receiver: a long call less the
+// fixed cost of a call, from the stream's recent short calls.
 type TrafficSample struct {
 	Long Call
-	// Ns is CPU ns per packet the measured side handled: (long CPU - short
-	// CPU) / (long packets - short packets).
+	// Ns is CPU ns per packet the measured side handled: (long CPU -
+	// short CPU) / (long packets - short packets), the short call's the
+	// median of the stream's recent ones (ShortCalls).
 	Ns float64
 }
 
-// Measure sets r up, warms it, and measures frames frames against a short
-// call. The thread must be pinned.
-func (t *Traffic) Measure(r Receiver, frames uint32) (TrafficSample, error) {
+// ShortCalls are the recent short calls of one stream: the median of
+// their CPU time and of their packets is the fixed cost Measure
+// subtracts from a long call, as a test_run loop subtracts its own
+// (robust.Recent).
+type ShortCalls struct{ cpu, pkts robust.Recent }
+
+// Measure sets r up, warms it, and measures frames frames less the fixed
+// cost of a call, from short (this call's short call added). The thread
+// must be pinned.
+func (t *Traffic) Measure(r Receiver, frames uint32, short *ShortCalls) (TrafficSample, error) {
 	var s TrafficSample
 	if frames <= trafficShort {
 		return s, fmt.Errorf("measure %d frames: want more than %d", frames, trafficShort)
@@ -28,7 +37,7 @@ func (t *Traffic) Measure(r Receiver, frames uint32) (TrafficSample, error) {
 	if _, err := t.Run(r, trafficWarm); err != nil {
 		return s, err
 	}
-	short, err := t.Run(r, trafficShort)
+	sc, err := t.Run(r, trafficShort)
 	if err != nil {
 		return s, err
 	}
@@ -36,12 +45,13 @@ func (t *Traffic) Measure(r Receiver, frames uint32) (TrafficSample, error) {
 	if err != nil {
 		return s, err
 	}
-	dp := float64(long.Packets(r)) - float64(short.Packets(r))
+	cpu := short.cpu.Add(float64(sc.CPU))
+	dp := float64(long.Packets(r)) - short.pkts.Add(float64(sc.Packets(r)))
 	if long.Packets(r) == 0 || dp <= 0 {
 		return s, fmt.Errorf("%s: %w", r, &NoTrafficError{Gen: long.Gen, Received: long.Received(), Returned: long.Returned()})
 	}
 	s.Long = long
-	s.Ns = float64(long.CPU-short.CPU) / dp
+	s.Ns = (float64(long.CPU) - cpu) / dp
 	return s, nil
 }
 
@@ -97,8 +107,9 @@ type TrafficResult struct {
 func (t *Traffic) Work(r Receiver, ref *Receiver, interleave bool, reset func()) (w measure.Work, summary func(measure.Result) TrafficResult) {
 	var res TrafficResult
 	stream := func(s Receiver, own bool) measure.Stream {
+		var short ShortCalls
 		return func(frames uint32) (float64, error) {
-			sample, err := t.Measure(s, frames)
+			sample, err := t.Measure(s, frames, &short)
 			if err != nil {
 				return 0, err
 			}

@@ -104,3 +104,28 @@ func blockBootstrap(xs []float64, turn int, stat func([]float64) float64) Estima
 func blockLength(n int) int {
 	return max(1, min(int(math.Ceil(math.Sqrt(float64(n)))), n/2))
 }
+
+// RecentKeep is how many values a Recent keeps.
+const RecentKeep = 31
+
+// A Recent keeps the last RecentKeep values added and gives their median
+// (of an even number, the upper middle): the fixed cost of a call, from
+// the short calls measured beside the long ones (testrun.Loop,
+// rig.Traffic), which work that happens to land in one short call
+// (softirq after an attach or detach) does not move.
+type Recent struct{ vals []float64 }
+
+// Add adds v and returns the median of the values kept.
+func (r *Recent) Add(v float64) float64 {
+	if len(r.vals) == RecentKeep {
+		copy(r.vals, r.vals[1:])
+		r.vals = r.vals[:RecentKeep-1]
+	}
+	r.vals = append(r.vals, v)
+	sorted := slices.Clone(r.vals)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
+}
+
+// Len is how many values r keeps now.
+func (r *Recent) Len() int { return len(r.vals) }

@@ -3,10 +3,10 @@ package testrun
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"bpfbench/bpf/measure/anatomy"
+	"bpfbench/bpf/measure/robust"
 	"bpfbench/bpf/sched"
 
 	"github.com/cilium/ebpf"
@@ -79,25 +79,15 @@ type Loop struct {
 
 	// recent holds the latest short-call times: their median is the fixed
 	// cost subtracted from a long call.
-	recent []int64
+	recent robust.Recent
 }
 
 // fixedCost records a short call's time and returns the median of the
-// recent ones. The median, not this call's time: softirq work that
-// happens to land in one short call (as it does after native XDP is
-// attached or detached on veth) would otherwise be subtracted from the
-// long call and make the loop look faster than it is.
-func (l *Loop) fixedCost(short int64) int64 {
-	const keep = 31
-	if len(l.recent) == keep {
-		copy(l.recent, l.recent[1:])
-		l.recent = l.recent[:keep-1]
-	}
-	l.recent = append(l.recent, short)
-	sorted := slices.Clone(l.recent)
-	slices.Sort(sorted)
-	return sorted[len(sorted)/2]
-}
+// recent ones (robust.Recent). The median, not this call's time: softirq
+// work that happens to land in one short call (as it does after native
+// XDP is attached or detached on veth) would otherwise be subtracted from
+// the long call and make the loop look faster than it is.
+func (l *Loop) fixedCost(short int64) int64 { return int64(l.recent.Add(float64(short))) }
 
 // Counter is a run counter that must advance by PerRepeat for every
 // repetition and by PerCall for every test_run call of a measurement.

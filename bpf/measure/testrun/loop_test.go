@@ -62,8 +62,8 @@ func TestFixedCostIsRecentMedian(t *testing.T) {
 	for range 100 {
 		l.fixedCost(7)
 	}
-	if got := l.fixedCost(7); got != 7 || len(l.recent) != 31 {
-		t.Errorf("after many calls: median %d over %d, want 7 over 31", got, len(l.recent))
+	if got := l.fixedCost(7); got != 7 || l.recent.Len() != 31 {
+		t.Errorf("after many calls: median %d over %d, want 7 over 31", got, l.recent.Len())
 	}
 }
 
