@@ -82,7 +82,7 @@ func benchAttachIface(b *testing.B) {
 	for _, v := range vs {
 		// A call is a window of the device's counters; its figure the
 		// window's softirq ns per packet (none: +Inf, never the least).
-		var total iface.Sample
+		var total iface.Window
 		rows = append(rows, measure.Row{
 			Name: fmt.Sprintf("dev=%s/action=%s/mode=%s/prog=%s", dev, v.action, mode, v.prog),
 			Start: func(b *testing.B) measure.Work {
@@ -95,14 +95,14 @@ func benchAttachIface(b *testing.B) {
 					b.Fatal(err)
 				}
 				window := func(ms uint32) (float64, error) {
-					s, err := m.Window(time.Duration(ms) * time.Millisecond)
+					s, err := m.Next(time.Duration(ms) * time.Millisecond)
 					total = total.Add(s)
 					if s.Packets() == 0 {
 						return math.Inf(1), err
 					}
 					return s.NsPerPkt(), err
 				}
-				return measure.Work{Streams: []measure.Stream{window}, Sizes: ifaceWindows, Reset: func() { total = iface.Sample{} }}
+				return measure.Work{Streams: []measure.Stream{window}, Sizes: ifaceWindows, Reset: func() { total = iface.Window{} }}
 			},
 			Report: func(b *testing.B, r measure.Result) []measure.Figure {
 				harness.Say(b, "", ifaceVerdict(total))
@@ -119,7 +119,7 @@ var ifaceWindows = measure.CallSizes{Warm: 100, Min: 1000, Max: 1000}
 
 // ifaceRxBound says whether a real-NIC sample measures the receiver: its
 // busiest CPU was saturated, or the NIC dropped frames it had no time for.
-func ifaceRxBound(s iface.Sample) (bound bool, lostFrac float64) {
+func ifaceRxBound(s iface.Window) (bound bool, lostFrac float64) {
 	p := s.Packets()
 	if p+s.Missed > 0 {
 		lostFrac = float64(s.Missed) / float64(p+s.Missed)
@@ -130,7 +130,7 @@ func ifaceRxBound(s iface.Sample) (bound bool, lostFrac float64) {
 // ifaceFigures are a real-NIC row's own figures: ns/pkt is the low
 // quantile of its uncontended windows' (nsPerPkt), the rest is of all its
 // windows.
-func ifaceFigures(s iface.Sample, nsPerPkt float64) []measure.Figure {
+func ifaceFigures(s iface.Window, nsPerPkt float64) []measure.Figure {
 	p := s.Packets()
 	figs := []measure.Figure{{Unit: "pps", Value: float64(p) / s.Duration.Seconds()}}
 	if p > 0 && !math.IsInf(nsPerPkt, 0) {
@@ -144,7 +144,7 @@ func ifaceFigures(s iface.Sample, nsPerPkt float64) []measure.Figure {
 		measure.Figure{Unit: "rx-bound", Value: harness.OneIf(rxBound)})
 }
 
-func ifaceVerdict(s iface.Sample) string {
+func ifaceVerdict(s iface.Window) string {
 	p, busy := s.Packets(), s.Busy()
 	rxBound, _ := ifaceRxBound(s)
 	var msg strings.Builder

@@ -167,7 +167,7 @@ func BenchmarkTrampoline(b *testing.B) {
 	measure.Family(b, benchOptions(), rows)
 }
 
-// row sets up the row name with setup (setupRow), unless -test.bench
+// row sets up the row name with setup (harness.SetupRow), unless -test.bench
 // leaves it out: attaching 38 programs for a row nobody asked for costs
 // seconds in an emulated guest.
 func (f *trampolineFamily) row(b *testing.B, name string, setup func(tb testing.TB) measure.Row) measure.Row {

@@ -318,8 +318,9 @@ func Attach(tb testing.TB, ifc Device, prog *ebpf.Program) (l link.Link, mode bp
 	return l, mode, nativeErr
 }
 
-// Sample is what a real-NIC run saw.
-type Sample struct {
+// A Window is what a device saw over a stretch of time (Meter.Next), or
+// over several such stretches added together.
+type Window struct {
 	RX       bpf.QueueCounts // frames per queue and CPU
 	Duration time.Duration
 	// Softirq and Elapsed are per-CPU time in softirq (where XDP runs, in
@@ -332,10 +333,10 @@ type Sample struct {
 }
 
 // Packets sums RX.
-func (s Sample) Packets() uint64 { return s.RX.Sum() }
+func (s Window) Packets() uint64 { return s.RX.Sum() }
 
 // PerCPU sums RX per CPU.
-func (s Sample) PerCPU() []uint64 {
+func (s Window) PerCPU() []uint64 {
 	var n []uint64
 	for _, row := range s.RX {
 		for cpu, v := range row {
@@ -351,7 +352,7 @@ func (s Sample) PerCPU() []uint64 {
 // NsPerPkt is softirq CPU time per packet, summed over the CPUs that
 // received: the receiver's cost, plus the driver's and anything else that
 // ran in softirq on those CPUs (tick-sampled, so runs of a few seconds).
-func (s Sample) NsPerPkt() float64 {
+func (s Window) NsPerPkt() float64 {
 	var soft time.Duration
 	for cpu, n := range s.PerCPU() {
 		if n > 0 && cpu < len(s.Softirq) {
@@ -368,7 +369,7 @@ func (s Sample) NsPerPkt() float64 {
 // Busy is the largest softirq share of a CPU that received: near 1 the
 // receiving CPU was saturated and pps measures the receiver; well below,
 // the generator or the link set the rate.
-func (s Sample) Busy() float64 {
+func (s Window) Busy() float64 {
 	busy := 0.0
 	for cpu, n := range s.PerCPU() {
 		if n > 0 && cpu < len(s.Softirq) && s.Elapsed[cpu] > 0 {
@@ -379,11 +380,11 @@ func (s Sample) Busy() float64 {
 }
 
 // Add is s and o together: o's frames, time and drops added to s's.
-func (s Sample) Add(o Sample) Sample {
+func (s Window) Add(o Window) Window {
 	if s.RX == nil {
 		return o
 	}
-	r := Sample{RX: s.RX.Add(o.RX), Duration: s.Duration + o.Duration, Missed: s.Missed + o.Missed}
+	r := Window{RX: s.RX.Add(o.RX), Duration: s.Duration + o.Duration, Missed: s.Missed + o.Missed}
 	for cpu := range min(len(s.Softirq), len(o.Softirq)) {
 		r.Softirq = append(r.Softirq, s.Softirq[cpu]+o.Softirq[cpu])
 		r.Elapsed = append(r.Elapsed, s.Elapsed[cpu]+o.Elapsed[cpu])
@@ -436,17 +437,17 @@ func (m *Meter) read() (reading, error) {
 	return reading{rx: rx, ticks: ticks, missed: missed, at: time.Now()}, err
 }
 
-// Window waits d and returns what the device saw since the last window
+// Next waits d and returns what the device saw since the last window
 // ended (or the Meter started).
-func (m *Meter) Window(d time.Duration) (Sample, error) {
+func (m *Meter) Next(d time.Duration) (Window, error) {
 	time.Sleep(d)
 	now, err := m.read()
 	if err != nil {
-		return Sample{}, err
+		return Window{}, err
 	}
 	was := m.last
 	m.last = now
-	s := Sample{RX: now.rx.Sub(was.rx), Duration: now.at.Sub(was.at), Missed: now.missed - was.missed}
+	s := Window{RX: now.rx.Sub(was.rx), Duration: now.at.Sub(was.at), Missed: now.missed - was.missed}
 	for cpu := range min(len(was.ticks), len(now.ticks)) {
 		s.Softirq = append(s.Softirq, sched.TicksDur(now.ticks[cpu].Softirq-was.ticks[cpu].Softirq))
 		s.Elapsed = append(s.Elapsed, sched.TicksDur(now.ticks[cpu].Total-was.ticks[cpu].Total))

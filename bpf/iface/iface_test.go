@@ -240,11 +240,11 @@ func TestMeter(t *testing.T) {
 
 	stop := tr.Flood(50_000)
 	var out bytes.Buffer
-	var s Sample
+	var s Window
 	m, err := NewMeter(ifc, rs.RxCount(), &out)
 	for i := 0; err == nil && i < 3; i++ {
-		var w Sample
-		w, err = m.Window(100 * time.Millisecond)
+		var w Window
+		w, err = m.Next(100 * time.Millisecond)
 		s = s.Add(w)
 	}
 	sent, sendErr := stop()

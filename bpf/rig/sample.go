@@ -7,52 +7,40 @@ import (
 	"bpfbench/bpf/measure/robust"
 )
 
-// TrafficSample is one measurement of a receiver: a long call less the
-// fixed cost of a call, from the stream's recent short calls.
-type TrafficSample struct {
-	Long Call
-	// Ns is CPU ns per packet the measured side handled: (long CPU -
-	// short CPU) / (long packets - short packets), the short call's the
-	// median of the stream's recent ones (ShortCalls).
-	Ns float64
-}
-
 // ShortCalls are the recent short calls of one stream: the median of
 // their CPU time and of their packets is the fixed cost Measure
 // subtracts from a long call, as a test_run loop subtracts its own
 // (robust.Recent).
 type ShortCalls struct{ cpu, pkts robust.Recent }
 
-// Measure sets r up, warms it, and measures frames frames less the fixed
-// cost of a call, from short (this call's short call added). The thread
-// must be pinned.
-func (t *Traffic) Measure(r Receiver, frames uint32, short *ShortCalls) (TrafficSample, error) {
-	var s TrafficSample
+// Measure sets r up, warms it, and measures a long call of frames frames:
+// it returns the call, and the CPU ns per packet the measured side
+// handled, less the fixed cost of a call: (long CPU - short CPU) / (long
+// packets - short packets), the short call's the median of short's
+// (this call's short call added). The thread must be pinned.
+func (t *Traffic) Measure(r Receiver, frames uint32, short *ShortCalls) (long Call, ns float64, err error) {
 	if frames <= trafficShort {
-		return s, fmt.Errorf("measure %d frames: want more than %d", frames, trafficShort)
+		return long, 0, fmt.Errorf("measure %d frames: want more than %d", frames, trafficShort)
 	}
 	if err := t.Set(r); err != nil {
-		return s, err
+		return long, 0, err
 	}
 	if _, err := t.Run(r, trafficWarm); err != nil {
-		return s, err
+		return long, 0, err
 	}
 	sc, err := t.Run(r, trafficShort)
 	if err != nil {
-		return s, err
+		return long, 0, err
 	}
-	long, err := t.Run(r, frames)
-	if err != nil {
-		return s, err
+	if long, err = t.Run(r, frames); err != nil {
+		return long, 0, err
 	}
 	cpu := short.cpu.Add(float64(sc.CPU))
 	dp := float64(long.Packets(r)) - short.pkts.Add(float64(sc.Packets(r)))
 	if long.Packets(r) == 0 || dp <= 0 {
-		return s, fmt.Errorf("%s: %w", r, &NoTrafficError{Gen: long.Gen, Received: long.Received(), Returned: long.Returned()})
+		return long, 0, fmt.Errorf("%s: %w", r, &NoTrafficError{Gen: long.Gen, Received: long.Received(), Returned: long.Returned()})
 	}
-	s.Long = long
-	s.Ns = (float64(long.CPU) - cpu) / dp
-	return s, nil
+	return long, (float64(long.CPU) - cpu) / dp, nil
 }
 
 // NoTrafficError says the measured side saw no frames: the redirect
@@ -109,17 +97,17 @@ func (t *Traffic) Work(r Receiver, ref *Receiver, interleave bool, reset func())
 	stream := func(s Receiver, own bool) measure.Stream {
 		var short ShortCalls
 		return func(frames uint32) (float64, error) {
-			sample, err := t.Measure(s, frames, &short)
+			long, ns, err := t.Measure(s, frames, &short)
 			if err != nil {
 				return 0, err
 			}
-			res.Restarts += sample.Long.Restarts
+			res.Restarts += long.Restarts
 			if own {
-				res.Total.Counts = res.Total.Counts.Add(sample.Long.Counts)
-				res.Total.CPU += sample.Long.CPU
-				res.Total.Wall += sample.Long.Wall
+				res.Total.Counts = res.Total.Counts.Add(long.Counts)
+				res.Total.CPU += long.CPU
+				res.Total.Wall += long.Wall
 			}
-			return sample.Ns, nil
+			return ns, nil
 		}
 	}
 	// Streams: the receiver, then the generator alone, then the reference.

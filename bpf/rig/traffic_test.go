@@ -39,7 +39,7 @@ func TestTrafficCatchesVanishedFrames(t *testing.T) {
 		if c.Gen < 256 || c.Received() != 0 {
 			return fmt.Errorf("generated %d, received %d: want 256 or more made and none received", c.Gen, c.Received())
 		}
-		_, err = tr.Measure(r, 20_000, &ShortCalls{})
+		_, _, err = tr.Measure(r, 20_000, &ShortCalls{})
 		var nt *NoTrafficError
 		if !errors.As(err, &nt) {
 			return fmt.Errorf("Measure returned %v, want a NoTrafficError", err)
