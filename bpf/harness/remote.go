@@ -1,7 +1,7 @@
 package harness
 
 import (
-	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,7 +35,8 @@ type Remote struct {
 func NewRemote(b *testing.B, o measure.BenchOptions, needs string) *Remote {
 	b.Helper()
 	host.RequireRoot(b)
-	remote := OtherCPU(o.CPU)
+	allowed, _ := sched.AllowedCPUs()
+	remote := OtherCPU(o.CPU, allowed)
 	if remote < 0 {
 		why := ""
 		if o.Clocks.Icount {
@@ -157,12 +158,13 @@ func ServeOn(tb testing.TB, cpu int, what string, tid *atomic.Int32, serve func(
 	}
 }
 
-// OtherCPU is a CPU other than cpu for a remote stage (the highest one
-// below it, wrapping), or -1 on a machine with one.
-func OtherCPU(cpu int) int {
-	n := runtime.NumCPU()
-	if n < 2 {
+// OtherCPU is a CPU other than cpu for a remote stage: of allowed (the
+// process's affinity mask, sched.AllowedCPUs), the highest one below cpu,
+// wrapping; -1 when allowed has no other.
+func OtherCPU(cpu int, allowed []int) int {
+	i := slices.Index(allowed, cpu)
+	if i < 0 || len(allowed) < 2 {
 		return -1
 	}
-	return (cpu + n - 1) % n
+	return allowed[(i+len(allowed)-1)%len(allowed)]
 }
