@@ -177,11 +177,7 @@ func (f *trampolineFamily) chainRow(tb testing.TB, attach string, n int) measure
 	// The inline rows are the freplace rows' baselines: without freplace
 	// they answer nothing BenchmarkXDP does not.
 	probe.RequireTracing(tb)
-	setN := func(cs *ebpf.CollectionSpec) {
-		if err := cs.Variables["num_progs"].Set(uint32(n)); err != nil {
-			tb.Fatal(err)
-		}
-	}
+	setN := numProgs(tb, n)
 	loop := func(p *ebpf.Program) *testrun.Loop {
 		l := f.xdpLoop(p, 0)
 		l.Counters = append(l.Counters, testrun.Counter{Name: "chain_runs", Var: f.core.ChainRuns, PerRepeat: uint64(n)})
@@ -192,6 +188,24 @@ func (f *trampolineFamily) chainRow(tb testing.TB, attach string, n int) measure
 		return measure.Row{Variant: loop(single)}
 	}
 	disp := f.load(tb, "dispatcher", setN)
+	probe.Require(tb, f.replaceStubs(tb, disp, n), "freplace")
+	failpoint(tb, "trampoline-attached")
+	return measure.Row{Variant: loop(disp), Base: loop(single), Report: perTrampProg(n)}
+}
+
+// numProgs sets the freplace dispatcher's (and the single program's)
+// number of stubs, num_progs.
+func numProgs(tb testing.TB, n int) func(*ebpf.CollectionSpec) {
+	return func(cs *ebpf.CollectionSpec) {
+		if err := cs.Variables["num_progs"].Set(uint32(n)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// replaceStubs replaces disp's first n stubs (prog0, prog1, ...) with the
+// chained program (freplace), detached at tb's cleanup.
+func (f *trampolineFamily) replaceStubs(tb testing.TB, disp *ebpf.Program, n int) error {
 	for i := range n {
 		stub := fmt.Sprintf("prog%d", i)
 		p := f.load(tb, "chained", func(cs *ebpf.CollectionSpec) {
@@ -199,11 +213,12 @@ func (f *trampolineFamily) chainRow(tb testing.TB, attach string, n int) measure
 			cs.Programs["chained"].AttachTo = stub
 		})
 		l, err := link.AttachFreplace(nil, "", p)
-		probe.Require(tb, err, "freplace "+stub)
+		if err != nil {
+			return fmt.Errorf("%s: %w", stub, err)
+		}
 		tb.Cleanup(func() { l.Close() })
 	}
-	failpoint(tb, "trampoline-attached")
-	return measure.Row{Variant: loop(disp), Base: loop(single), Report: perTrampProg(n)}
+	return nil
 }
 
 // perTrampProg reports the delta per attached program, of n.

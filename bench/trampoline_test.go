@@ -339,23 +339,10 @@ func TestTrampolineFreplaceChain(t *testing.T) {
 	probe.RequireTracing(t)
 	f := newTrampolineFamily(t)
 	const stubs, replaced = 4, 3
-	setN := func(cs *ebpf.CollectionSpec) {
-		if err := cs.Variables["num_progs"].Set(uint32(stubs)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setN := numProgs(t, stubs)
 	disp := f.load(t, "dispatcher", setN)
-	for i := range replaced {
-		stub := fmt.Sprintf("prog%d", i)
-		p := f.load(t, "chained", func(cs *ebpf.CollectionSpec) {
-			cs.Programs["chained"].AttachTarget = disp
-			cs.Programs["chained"].AttachTo = stub
-		})
-		l, err := link.AttachFreplace(nil, "", p)
-		if err != nil {
-			t.Fatalf("freplace %s: %v", stub, err)
-		}
-		t.Cleanup(func() { l.Close() })
+	if err := f.replaceStubs(t, disp, replaced); err != nil {
+		t.Fatalf("freplace %v", err)
 	}
 	single := f.load(t, "single", setN)
 	for _, tc := range []struct {

@@ -69,65 +69,24 @@ func ReadCPUTicks() ([]CPUTicks, error) {
 	return out, nil
 }
 
-// A StealMeter measures the share of a CPU's time its vCPU was stolen by
-// the host (the steal column of /proc/stat) while a row measured: time
-// the thread clock does not count, during which the host ran something
-// else, often on the same core as the vCPU's SMT sibling.
-type StealMeter struct {
-	cpu    int
-	before CPUTicks
-	ok     bool
-}
-
-// StartSteal starts a StealMeter of cpu (one that knows nothing when
-// /proc/stat has no line for it).
-func StartSteal(cpu int) StealMeter {
-	t, err := ReadCPUTicks()
-	if err != nil || cpu < 0 || cpu >= len(t) {
-		return StealMeter{}
-	}
-	return StealMeter{cpu: cpu, before: t[cpu], ok: true}
-}
-
-// Ticks is the ticks of the CPU since StartSteal, and how many of them
-// the host stole (ok false when unknown).
-func (m StealMeter) Ticks() (stolen, total uint64, ok bool) {
-	if !m.ok {
-		return 0, 0, false
-	}
-	t, err := ReadCPUTicks()
-	if err != nil || m.cpu >= len(t) || t[m.cpu].Total < m.before.Total {
-		return 0, 0, false
-	}
-	return t[m.cpu].Steal - m.before.Steal, t[m.cpu].Total - m.before.Total, true
-}
-
-// Frac is the stolen share since StartSteal (ok false when unknown, or
-// when no tick passed).
-func (m StealMeter) Frac() (float64, bool) {
-	var t StealTally
-	t.add(m)
-	return t.Frac()
-}
-
-// A StealTally adds up a CPU's ticks, and how many of them the host
-// stole, over several stretches: a row's visits, between which other
-// rows measure.
+// A StealTally adds up a CPU's ticks, and how many of them the host stole
+// (the steal column of /proc/stat), over the stretches a row measured
+// (its visits, between which other rows measure): time the thread clock
+// does not count, during which the host ran something else, often on the
+// same core as the vCPU's SMT sibling.
 type StealTally struct{ stolen, total uint64 }
 
-// During runs fn and adds cpu's ticks meanwhile.
+// During runs fn and adds cpu's ticks meanwhile (none when /proc/stat has
+// no line for it).
 func (t *StealTally) During(cpu int, fn func() error) error {
-	m := StartSteal(cpu)
-	err := fn()
-	t.add(m)
-	return err
-}
-
-func (t *StealTally) add(m StealMeter) {
-	if stolen, total, ok := m.Ticks(); ok {
-		t.stolen += stolen
-		t.total += total
+	before, err := ReadCPUTicks()
+	ferr := fn()
+	after, err2 := ReadCPUTicks()
+	if err == nil && err2 == nil && cpu >= 0 && cpu < min(len(before), len(after)) && after[cpu].Total >= before[cpu].Total {
+		t.stolen += after[cpu].Steal - before[cpu].Steal
+		t.total += after[cpu].Total - before[cpu].Total
 	}
+	return ferr
 }
 
 // Frac is the stolen share of the ticks (ok false when none passed).

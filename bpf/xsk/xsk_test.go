@@ -2,13 +2,12 @@ package xsk
 
 import (
 	"errors"
-	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/internal/testutil"
 	"bpfbench/bpf/probe"
@@ -27,12 +26,13 @@ import (
 // once per call, and Delivered replaces the rig's count.
 func TestXSKCopyMode(t *testing.T) {
 	host.RequireRoot(t)
-	if runtime.NumCPU() < 2 {
+	cpu := testutil.LastCPU()
+	allowed, _ := sched.AllowedCPUs()
+	appCPU := harness.OtherCPU(cpu, allowed)
+	if appCPU < 0 {
 		t.Skip("needs two CPUs: the application spins on the one the generator does not use")
 	}
 	tr := rig.NewTraffic(t, 2)
-	cpu := testutil.LastCPU()
-	appCPU := cpu - 1
 	var objs bpf.AfxdpObjects
 	spec, err := bpf.LoadAfxdp()
 	if err != nil {
@@ -64,21 +64,7 @@ func TestXSKCopyMode(t *testing.T) {
 			if err := objs.Xsks.Put(uint32(queue), uint32(x.FD())); err != nil {
 				t.Fatal(err)
 			}
-			var stop atomic.Bool
-			var wg sync.WaitGroup
-			var serveErr error
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				serveErr = sched.Pinned(appCPU, func() error { return x.Serve(app, &stop) })
-			}()
-			t.Cleanup(func() {
-				stop.Store(true)
-				wg.Wait()
-				if serveErr != nil {
-					t.Error(serveErr)
-				}
-			})
+			harness.ServeOn(t, appCPU, "AF_XDP "+app.String(), &x.TID, func(stop *atomic.Bool) error { return x.Serve(app, stop) })
 
 			var before, after int
 			r := rig.Receiver{Mode: bpf.XDPNative, Ext: &rig.Ext{
