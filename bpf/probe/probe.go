@@ -14,7 +14,9 @@ import (
 // HaveLiveFrames reports whether BPF_PROG_TEST_RUN takes
 // BPF_F_TEST_XDP_LIVE_FRAMES (Linux 5.18), the in-kernel traffic generator
 // of the attach-run families: an error wrapping ebpf.ErrNotSupported when
-// it does not. The probe runs a program that drops its one frame.
+// it does not, and one wrapping ErrRefused where the kernel has it but
+// says EPERM to root: a policy of the host, as for tracing programs. The
+// probe runs a program that drops its one frame.
 var HaveLiveFrames = sync.OnceValue(func() error {
 	p, err := bpf.ReturnProgram("bpfbench_probe", bpf.XDPDrop)
 	if err != nil {
@@ -31,6 +33,9 @@ var HaveLiveFrames = sync.OnceValue(func() error {
 	_, err = p.Run(&ebpf.RunOptions{Data: frame, Repeat: 1, Flags: unix.BPF_F_TEST_XDP_LIVE_FRAMES, BatchSize: bpf.LiveFramesBatch})
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.E2BIG) {
 		return fmt.Errorf("BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES (Linux 5.18): %w", ebpf.ErrNotSupported)
+	}
+	if errors.Is(err, unix.EPERM) {
+		return fmt.Errorf("BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES: EPERM as root: %w", ErrRefused)
 	}
 	if err != nil {
 		return fmt.Errorf("live-frames probe: %w", err)

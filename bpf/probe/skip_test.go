@@ -16,6 +16,7 @@ func TestRequire(t *testing.T) {
 		{nil, false, false},
 		{fmt.Errorf("load: %w", ebpf.ErrNotSupported), true, false},
 		{errors.New("permission denied"), false, true},
+		{fmt.Errorf("run: %w", ErrRefused), true, false},
 	} {
 		ft := &fakeTB{TB: t}
 		func() {

@@ -56,6 +56,11 @@ func Skip(tb testing.TB, reason string) {
 		summary.reasons = map[string]string{}
 	}
 	summary.reasons[tb.Name()] = reason
+	// A family that skips before its rows (the kernel refuses what all
+	// of them need) is one line of the summary, not none.
+	if _, ok := tb.(*testing.B); ok && !strings.Contains(tb.Name(), "/") {
+		summary.rows = append(summary.rows, outcome{name: tb.Name(), skipped: true})
+	}
 	summary.Unlock()
 	tb.Skip(reason)
 }
@@ -67,7 +72,7 @@ func Skipf(tb testing.TB, format string, args ...any) {
 }
 
 // Flag marks the measured row tb as one to read with care, saying why
-// (such as "contended": its figures came from a contended core).
+// (such as "contended": too few of its calls ran free).
 func Flag(tb testing.TB, why string) { FlagName(tb.Name(), why) }
 
 // FlagName is Flag of the row of that full name.

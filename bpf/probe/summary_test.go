@@ -35,3 +35,18 @@ func TestSummaryCountsARowOnce(t *testing.T) {
 		t.Errorf("the row's flag appears %d times, want 1:\n%s", n, out.String())
 	}
 }
+
+// TestSummaryNamesASkippedFamily: a family that skips before any of its
+// rows ran is in the summary, with its reason.
+func TestSummaryNamesASkippedFamily(t *testing.T) {
+	was, reasons := summary.rows, summary.reasons
+	summary.rows, summary.reasons = nil, nil
+	defer func() { summary.rows, summary.reasons = was, reasons }()
+
+	testing.Benchmark(func(b *testing.B) { Skip(b, "the host refuses the family") })
+	var out strings.Builder
+	WriteSummary(&out)
+	if !strings.Contains(out.String(), "0 rows measured, 1 skipped") || !strings.Contains(out.String(), "# skipped 1: the host refuses the family") {
+		t.Errorf("the summary does not name the skipped family:\n%s", out.String())
+	}
+}

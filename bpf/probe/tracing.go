@@ -16,9 +16,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrRefused marks a program load the kernel refused before verifying the
-// program: a policy of this machine, not a missing feature.
-var ErrRefused = errors.New("the kernel refused the load before verification (host policy), not a missing feature")
+// ErrRefused marks what the kernel refused root without looking at it (a
+// program load before verification, a live-frames run): a policy of this
+// machine, not a missing feature.
+var ErrRefused = errors.New("refused by this host's policy, not a missing feature")
 
 // refusedHint says where refused programs run: a kernel booted in QEMU
 // around the test binary, whose policy allows them.
