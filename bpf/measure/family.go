@@ -121,8 +121,8 @@ func newLoopRunner(name string, budget Budget, v, base *testrun.Loop, o BenchOpt
 
 // result summarises the rounds (summarise), with what the loops learnt
 // besides the time.
-func (c *recorder) result(rounds *Rounds, threshold gauge.Load) Result {
-	r := summarise(rounds, threshold)
+func (c *recorder) result(rounds *Rounds, contention *gauge.Contention) Result {
+	r := summarise(rounds, contention)
 	r.KernelNs = robust.Quantile(c.kns, robust.LowQuantile)
 	r.CallUs = robust.Quantile(c.call, 0.5)
 	r.Remeasured, r.Disagreed = c.remeasured, c.disagreed
@@ -234,10 +234,9 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			if err := anatomy.Flush(); err != nil {
 				return err
 			}
-			th := o.Contention.Threshold()
 			for _, m := range live {
 				if m.err == nil {
-					m.res = m.rec.result(m.x.r, th)
+					m.res = m.rec.result(m.x.r, o.Contention)
 				}
 			}
 			return nil

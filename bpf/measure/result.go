@@ -34,8 +34,8 @@ type Result struct {
 	// Disagreed counts samples whose clocks still disagreed after
 	// the loop's tries, kept and reported as such (clock-disagree).
 	Disagreed int
-	// Contended says how many of the calls ran on a contended core, left out
-	// of the figures.
+	// Contended says how many of the calls ran slower with a reference
+	// that moved, left out of the figures.
 	Contended Contended
 	// Samples are the rounds the figures come from (the uncontended
 	// ones), for a row's own figures beyond these.
@@ -145,15 +145,14 @@ func (r Result) checkKernel() error {
 	return nil
 }
 
-// Contended says how much of a row's calls ran on a contended core
-// (gauge.Contention, docs/method.md#contention).
+// Contended says how much of a row's calls ran slower with a reference
+// that moved (gauge.Contention.Judge, docs/method.md#contention).
 type Contended struct {
-	// Frac is the share of the calls made while the core was
-	// contended, left out of the figures.
+	// Frac is the share of the rounds in which a call ran slower with
+	// a reference that moved, left out of the figures.
 	Frac float64
-	// Uncontended is false when too many calls were contended for the
-	// rest to make the figures: they are then of the least contended
-	// tenth.
+	// Uncontended is false when fewer than a tenth of the calls ran
+	// free: the figures are of those few.
 	Uncontended bool
 	// Measured says the load was measured with every call.
 	Measured bool
@@ -162,7 +161,7 @@ type Contended struct {
 }
 
 // Report reports contended-frac, where the load was measured, and says
-// in the log and the run summary when the figures are of contended calls.
+// in the log and the run summary when too few calls ran free.
 func (l Contended) Report(b *testing.B) {
 	b.Helper()
 	if !l.Measured {
@@ -170,8 +169,8 @@ func (l Contended) Report(b *testing.B) {
 	}
 	l.Metric(b)
 	if !l.Uncontended {
-		b.Logf("contended: %.0f%% of %d calls ran on a contended core, too many to leave out: the figures are of the least contended tenth (docs/method.md#contention)", 100*l.Frac, l.Calls)
-		probe.Flag(b, fmt.Sprintf("contended: %.0f%% of its calls, the figures are of the least contended tenth", 100*l.Frac))
+		b.Logf("contended: %.0f%% of %d calls ran slower with a reference that moved: the figures are of the few free ones (docs/method.md#contention)", 100*l.Frac, l.Calls)
+		probe.Flag(b, fmt.Sprintf("contended: %.0f%% of its calls, the figures are of the few free ones", 100*l.Frac))
 	}
 }
 

@@ -1,9 +1,6 @@
 package measure
 
 import (
-	"cmp"
-	"math"
-	"slices"
 	"time"
 
 	"bpfbench/bpf/measure/gauge"
@@ -11,67 +8,68 @@ import (
 )
 
 // maxContended is the largest share of a row's calls that may be
-// contended for its figures to come from the others: past it, the row
-// never saw the core uncontended, says so (contended-frac), and reports
-// its least contended calls.
+// contended for the rest to make its figures the program's: past it,
+// fewer than a tenth of its calls ran on a free core, and the row says so
+// (contended-frac, Contended.Uncontended).
 const maxContended = 0.9
 
-// Uncontended is r with only the rounds' calls whose every stream's load
-// was within threshold (gauge.Load.Within; call i of each stream, so
-// pairs stay pairs), and the share of calls left out. ok is false when
-// more than maxContended of them were contended, or none was not: r's
-// calls are then the least contended 1 - maxContended of them (the least
-// gauge.Load.Excess), which a neighbour slowed least. r is returned whole,
-// and ok false, when it has no loads.
-func (r *Rounds) Uncontended(threshold gauge.Load) (u *Rounds, contended float64, ok bool) {
+// Uncontended is r with only the rounds none of whose calls the run's
+// judge says ran contended (gauge.Contention.Judge; call i of each
+// stream, so pairs stay pairs), the judge's verdict, and the share of
+// rounds left out. ok is false when more than maxContended of them were
+// contended. r is returned whole, with ok false, when it has no loads, and
+// whole when the judge left out every round: nothing of it was free.
+func (r *Rounds) Uncontended(c *gauge.Contention) (u *Rounds, v gauge.Verdict, contended float64, ok bool) {
 	n := r.Count()
+	if n == 0 {
+		return r, v, 0, false
+	}
 	for s := range r.Ns {
 		if s >= len(r.Load) || len(r.Load[s]) != n {
-			return r, 0, false
+			return r, v, 0, false
 		}
 	}
+	v = c.Judge(r.calls())
 	keep := make([]int, 0, n)
 	for i := range n {
 		clean := true
 		for s := range r.Ns {
-			clean = clean && r.Load[s][i].Within(threshold)
+			clean = clean && !v.Contended[s*n+i]
 		}
 		if clean {
 			keep = append(keep, i)
 		}
 	}
-	if n == 0 {
-		return r, 0, false
-	}
 	contended = 1 - float64(len(keep))/float64(n)
-	if contended > maxContended || len(keep) == 0 {
-		return r.leastContended(threshold), contended, false
+	ok = contended <= maxContended
+	switch len(keep) {
+	case 0, n:
+		return r, v, contended, ok
 	}
-	if len(keep) == n {
-		return r, 0, true
-	}
-	return r.only(keep), contended, true
+	return r.only(keep), v, contended, ok
 }
 
-// leastContended is r with only its least contended 1 - maxContended
-// calls (at least one), ranked by the larger gauge.Load.Excess of the
-// streams' calls i, in their order.
-func (r *Rounds) leastContended(threshold gauge.Load) *Rounds {
+// calls is every stream's calls as the judge takes them, stream by
+// stream: the cost of a unit in cycles of the rate the call ran at, or
+// of the stream's median rate for a call whose chain saw no clock.
+func (r *Rounds) calls() []gauge.Call {
 	n := r.Count()
-	excess := make([]float64, n)
-	for i := range excess {
-		for s := range r.Load {
-			excess[i] = max(excess[i], r.Load[s][i].Excess(threshold))
+	calls := make([]gauge.Call, 0, n*len(r.Ns))
+	for s := range r.Ns {
+		cys := r.cycleNs(s)
+		med := 1 / r.GHz(s)
+		for i, ns := range r.Ns[s] {
+			cost := ns
+			switch {
+			case cys != nil && cys[i] > 0:
+				cost = ns / cys[i]
+			case med > 0:
+				cost = ns / med
+			}
+			calls = append(calls, gauge.Call{Stream: s, Cost: cost, Load: r.Load[s][i]})
 		}
 	}
-	rank := make([]int, n)
-	for i := range rank {
-		rank[i] = i
-	}
-	slices.SortStableFunc(rank, func(a, b int) int { return cmp.Compare(excess[a], excess[b]) })
-	keep := rank[:max(1, int(math.Round((1-maxContended)*float64(n))))]
-	slices.Sort(keep)
-	return r.only(keep)
+	return calls
 }
 
 // only is r with only the calls keep of each stream.
@@ -188,9 +186,12 @@ func (r *Rounds) perRound(a, b int, f func(x, y float64) float64) robust.Estimat
 	return robust.Median(d, r.Turn)
 }
 
-// clean is r's uncontended calls (Uncontended) and how many were left out.
-func (r *Rounds) clean(threshold gauge.Load) (*Rounds, Contended) {
-	u, contended, ok := r.Uncontended(threshold)
+// clean is r's uncontended calls (Uncontended) and how many were left
+// out. The verdict is final: what it showed of each reference goes to
+// the run's record, for the rows judged after.
+func (r *Rounds) clean(c *gauge.Contention) (*Rounds, Contended) {
+	u, v, contended, ok := r.Uncontended(c)
+	c.Keep(v)
 	n := r.Count()
 	return u, Contended{Frac: contended, Uncontended: ok, Calls: n,
 		Measured: n > 0 && len(r.Load) > 0 && len(r.Load[0]) == n}

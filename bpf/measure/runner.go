@@ -278,10 +278,10 @@ func (x *runner) visit() error {
 
 // done says whether the runner has measured its budget: the units of a
 // `-benchtime Nx` run, at least one round; or whole balanced blocks for
-// Budget.Time, of which at least minClean were uncontended calls (see
-// gauge.Contention), or for maxStretch times Budget.Time when the core stayed
-// contended longer; and with a Resolution until the first paired
-// difference is that fine or Max is spent.
+// Budget.Time, and with a Resolution until the first paired difference is
+// that fine or Max is spent. A contended core does not make it measure
+// longer: a row's figures then come from fewer free calls, and its
+// interval says so (docs/method.md#contention).
 func (x *runner) done() bool {
 	b, r := x.budget, x.r
 	if x.i == 0 {
@@ -296,24 +296,11 @@ func (x *runner) done() bool {
 	if r.Elapsed < b.Time {
 		return false
 	}
-	if r.Elapsed < maxStretch*b.Time {
-		if _, frac, _ := r.Uncontended(x.sz.Contention.Threshold()); frac > 0 && float64(r.Elapsed)*(1-frac) < minClean*float64(b.Time) {
-			return false
-		}
-	}
 	if b.Resolution <= 0 || len(x.streams) < 2 || r.Elapsed >= b.Max {
 		return true
 	}
 	return r.Paired(0, 1).Half() <= b.Resolution
 }
-
-// minClean is the share of its budget a runner measures in uncontended
-// calls, measuring on while the core is contended.
-const minClean = 0.5
-
-// maxStretch bounds how long a runner whose calls were contended goes on
-// measuring for uncontended ones: this many times its budget.
-const maxStretch = 2
 
 // switchTime is the longest time a switch to one of streams took in the
 // warm-up: each stream's call of warm units right after the others' (the

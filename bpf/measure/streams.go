@@ -39,7 +39,7 @@ func stretch(b *testing.B, o BenchOptions, w Work) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := summarise(r, o.Contention.Threshold())
+	res := summarise(r, o.Contention)
 	res.Steal = stealFrac(&steal)
 	return res, nil
 }
@@ -56,8 +56,8 @@ func stealFrac(t *sched.StealTally) float64 {
 // stream's cost (its low quantile, and in cycles) and, with a second
 // stream, the paired difference, all from the uncontended calls (all of
 // them when too few were: Result.Contended), which Result.Samples keeps.
-func summarise(rounds *Rounds, threshold gauge.Load) Result {
-	u, load := rounds.clean(threshold)
+func summarise(rounds *Rounds, c *gauge.Contention) Result {
+	u, load := rounds.clean(c)
 	r := Result{
 		Ns:        u.Location(0).Value,
 		Cycles:    u.Cycles(0).Value,

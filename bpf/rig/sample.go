@@ -79,7 +79,7 @@ type TrafficResult struct {
 	// costs more than generating, and under MaxLostFrac of frames were lost.
 	RxBound bool
 	// Rounds is the calls the figures come from, Contended how many of all
-	// calls ran on a contended core and were left out.
+	// calls ran slower with a reference that moved and were left out.
 	Rounds    int
 	Contended measure.Contended
 	Restarts  int

@@ -4,8 +4,7 @@
 // dependent multiplication chain, gauge.Read's spread loop and pointer
 // chase over 64 KiB, and a chase over 8 MiB), and prints how each
 // reference's time, over the chain's, correlates with the loop's cycles
-// per run, and how many of the slow calls the suite's rule (either of
-// gauge.Read's references over its threshold) flags. With
+// per run, and what the suite's judge (gauge.Contention.Judge) flags. With
 // -load it makes contention itself: a thread on another CPU runs the
 // spread loop (or, -load=memory, streams through 64 MiB) in periods on
 // and off, which contends only where that CPU shares a core or a cache
@@ -13,7 +12,13 @@
 //
 //	go run ./tools/contention [-duration 60s] [-load spread|memory] [-csv calls.csv]
 //
-// docs/method.md#contention gives what it measured.
+// With -replay it measures nothing: it runs the suite's judge over a
+// recorded trace (the -csv file, gzipped or not) and prints one line, the
+// share of calls flagged and the kept and flagged calls' cycles per run:
+//
+//	go run ./tools/contention -replay calls.csv
+//
+// docs/method.md#contention says what the judge does and misses.
 package main
 
 import (
@@ -24,6 +29,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -41,7 +47,17 @@ func main() {
 	load := flag.String("load", "", "contend from another CPU: spread (issue slots and ports) or memory (caches); empty: none")
 	period := flag.Duration("period", 2*time.Second, "with -load: length of each on and off period")
 	csv := flag.String("csv", "", "write every call's figures to this `file`")
+	replay := flag.String("replay", "", "judge the calls recorded in this `file` (a -csv file), measure nothing")
 	flag.Parse()
+	if *replay != "" {
+		t, err := readTrace(*replay)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "contention:", err)
+			os.Exit(1)
+		}
+		fmt.Println(t.summary(t.judge()))
+		return
+	}
 	if err := run(*cpu, *duration, *callTime, *load, *period, *csv); err != nil {
 		fmt.Fprintln(os.Stderr, "contention:", err)
 		os.Exit(1)
@@ -204,37 +220,45 @@ func report(calls []call, loaded bool) {
 		fmt.Printf("load on: median %.2f cycles/run over %d calls; off: %.2f over %d\n",
 			stats.Sample{Xs: onC}.Quantile(0.5), len(onC), stats.Sample{Xs: offC}.Quantile(0.5), len(offC))
 	}
-	over := make([][]bool, len(refNames))
 	for r, name := range refNames {
 		xs := make([]float64, len(calls))
 		for i, c := range calls {
 			xs[i] = c.refs[r]
 		}
-		th := threshold(xs)
-		over[r] = make([]bool, len(xs))
-		for i, x := range xs {
-			over[r][i] = x > th
-		}
-		flagged, hit := count(over[r], slow)
-		fmt.Printf("%-36s correlation %+.2f; median %.3f; flags %d calls, %d of them slow (of %d slow)\n",
-			name, pearson(xs, cyc), stats.Sample{Xs: xs}.Quantile(0.5), flagged, hit, nslow)
+		fmt.Printf("%-36s correlation %+.2f; median %.3f\n", name, pearson(xs, cyc), stats.Sample{Xs: xs}.Quantile(0.5))
 	}
-	either := make([]bool, len(calls))
-	for i := range either {
-		either[i] = over[0][i] || over[1][i]
-	}
-	flagged, hit := count(either, slow)
-	fmt.Printf("%-36s flags %d calls, %d of them slow (of %d slow)\n", "either (the suite's rule)", flagged, hit, nslow)
+	t := toTrace(calls)
+	v := t.judge()
+	flagged, hit := count(v.Contended, slow)
+	fmt.Printf("the suite's judge flags %d calls, %d of them slow (of %d slow); references with a say: %s\n", flagged, hit, nslow, says(v))
+	fmt.Println(t.summary(v))
 }
 
-// threshold is the suite's contention threshold (gauge.Contention) over
-// the readings xs of one reference.
-func threshold(xs []float64) float64 {
-	c := new(gauge.Contention)
-	for _, x := range xs {
-		c.Add(gauge.Load{gauge.Caches: x})
+// says names the references with a say in v.
+func says(v gauge.Verdict) string {
+	var s []string
+	for k, ok := range v.Say {
+		if ok {
+			s = append(s, refNames[1-k]) // refNames: Ports first, then Caches
+		}
 	}
-	return c.Threshold()[gauge.Caches]
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// toTrace is the calls as a trace, as if read from their -csv file.
+func toTrace(calls []call) trace {
+	var t trace
+	for _, c := range calls {
+		var l gauge.Load
+		l[gauge.Ports], l[gauge.Caches] = c.refs[0], c.refs[1]
+		t.on = append(t.on, c.on)
+		t.after = append(t.after, l)
+		t.calls = append(t.calls, gauge.Call{Cost: c.xdpNs / c.cycle})
+	}
+	return t
 }
 
 // count is how many calls are flagged, and how many of those are slow.

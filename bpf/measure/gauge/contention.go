@@ -7,8 +7,8 @@ import (
 )
 
 // Contention collects the core's load (Reading.Load) after every call of a
-// run, and says which calls ran while something else took the core's
-// caches or execution ports. One run keeps one, across its families: a
+// run, and judges which calls ran slower while something else took the
+// core's caches or execution ports (Judge). One run keeps one, across its families: a
 // contended state can last minutes, longer than a family measures, and
 // only the run's fastest loads show what the core gives a thread that has
 // it to itself. A nil *Contention flags no call. See
@@ -21,11 +21,41 @@ type Contention struct {
 	last Load
 	// sorted caches the quantiles of loads while none was added.
 	sorted [refs][]float64
+	// run is what the rows judged so far showed of each reference
+	// (Keep).
+	run evidence
 }
 
-// contentionMargin is the least excess over the uncontended load that
-// flags a call: a multiple of the loads' own spread when that is wider.
-const contentionMargin = 0.05
+// Judge says which of calls ran contended (judge), by the run's
+// thresholds and what its earlier rows showed of each reference. A nil
+// *Contention flags none.
+func (c *Contention) Judge(calls []Call) Verdict {
+	if c == nil {
+		return Verdict{Contended: make([]bool, len(calls))}
+	}
+	th := c.Threshold()
+	c.mu.Lock()
+	run := c.run
+	c.mu.Unlock()
+	return judge(calls, th, run)
+}
+
+// Keep adds what a row's final verdict showed of each reference to the
+// run's, for the rows judged after it: a reference that predicted the
+// program's cost in one row has its say in a row too short to show it.
+func (c *Contention) Keep(v Verdict) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.run = c.run.plus(v.shown)
+}
+
+// contentionMargin is the least excess over the uncontended load at which
+// a reference moved: a multiple of the loads' own spread when that is
+// wider.
+const contentionMargin = 0.02
 
 // minLoads is the fewest readings of a reference Threshold judges from.
 const minLoads = 50
@@ -57,14 +87,17 @@ func (c *Contention) Last() Load {
 	return c.last
 }
 
-// Threshold is, for each reference, the reading above which a call counts
-// as contended: the run's 2nd percentile of that reference's readings (a
-// core the thread had to itself), plus contentionMargin of it or six
+// Threshold is, for each reference, the reading above which it moved in
+// a call: the run's 2nd percentile of that reference's readings (a
+// core the thread had to itself), plus contentionMargin of it or four
 // times the spread from there to the 10th percentile, whichever is more:
-// about 2.5 standard deviations of the uncontended readings above their
-// mean, as long as a tenth of the run's calls were uncontended. +Inf for a
-// reference with fewer than minLoads readings. A call is contended when
-// any of its references is over its threshold (Load.Within).
+// about one standard deviation of the uncontended readings above their
+// mean, as long as a tenth of the run's calls were uncontended. Low, since
+// a move alone flags nothing: it need only catch the moves that come
+// with a slower program. +Inf for a
+// reference with fewer than minLoads readings. A reference that moved
+// makes a call contended only where the program ran slower with it
+// (Judge).
 func (c *Contention) Threshold() Load {
 	th := Load{}
 	for k := range th {
@@ -85,7 +118,7 @@ func (c *Contention) Threshold() Load {
 		s := c.sorted[k]
 		q := func(p float64) float64 { return s[int(p*float64(len(s)-1))] }
 		low := q(0.02)
-		th[k] = low + math.Max(contentionMargin*low, 6*(q(0.10)-low))
+		th[k] = low + math.Max(contentionMargin*low, 4*(q(0.10)-low))
 	}
 	return th
 }

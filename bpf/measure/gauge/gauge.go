@@ -63,30 +63,6 @@ func (l Load) Max(m Load) Load {
 	return l
 }
 
-// Within says whether every reference l read is at most its threshold in
-// th: a call that ran while nothing took either resource.
-func (l Load) Within(th Load) bool {
-	for k := range l {
-		if l[k] > th[k] {
-			return false
-		}
-	}
-	return true
-}
-
-// Excess is the largest of l's readings over its threshold in th: above
-// 1 for a contended call, and the higher the more contended. References
-// without a threshold (+Inf) or a reading count as 0.
-func (l Load) Excess(th Load) float64 {
-	var e float64
-	for k := range l {
-		if !math.IsInf(th[k], 1) && th[k] > 0 {
-			e = max(e, l[k]/th[k])
-		}
-	}
-	return e
-}
-
 // A Reading is the state of the measuring core right after a call: its
 // clock rate, and whether something else was taking its caches or its
 // execution ports.
