@@ -169,7 +169,7 @@ func run(m *testing.M) int {
 	}
 
 	if benchmarking() {
-		ls := append(labels.All(), xdpProgsLabel(), labels.Label{Key: "layouts", Value: strconv.Itoa(layouts())})
+		ls := append(labels.All(), xdpProgsLabel(), labels.Label{Key: "layouts", Value: strconv.Itoa(layouts())}, contentionRule)
 		if err := labels.Write(os.Stdout, ls); err != nil {
 			fmt.Fprintln(os.Stderr, "bpfbench:", err)
 			return 1
@@ -196,6 +196,10 @@ func run(m *testing.M) int {
 	return code
 }
 
+// contentionRule names the rule by which the run judged its calls
+// contended: what its contended-frac means (docs/method.md#the-judge).
+var contentionRule = labels.Label{Key: "contention-rule", Value: gauge.Rule}
+
 // writeDiagnostics appends the run's diagnostics to path (nothing when
 // path is empty), after the run's labels, so that the file reads as a
 // results file of its own: benchstat and make compare ALL=1 read it.
@@ -207,7 +211,7 @@ func writeDiagnostics(path string) error {
 	if err != nil {
 		return fmt.Errorf("diagnostics: %w", err)
 	}
-	ls := append(labels.All(), labels.Label{Key: "layouts", Value: strconv.Itoa(layouts())})
+	ls := append(labels.All(), labels.Label{Key: "layouts", Value: strconv.Itoa(layouts())}, contentionRule)
 	if err := labels.Write(f, ls); err != nil {
 		f.Close()
 		return fmt.Errorf("diagnostics: %w", err)

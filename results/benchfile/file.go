@@ -10,7 +10,7 @@
 // skipped, never fatal, because a failed run prints `--- FAIL` where its
 // numbers would be and the other runs still count; and a selection (Sel)
 // names one sub-benchmark and unit, and says why a file has no data for
-// it (not run, skipped with a reason, measured only on a contended core).
+// it (not run, skipped with a reason, too few of its calls free).
 // It judges nothing: the claims, the verdicts, the drift and the plots
 // are drawn by the packages above it.
 package benchfile
@@ -54,7 +54,17 @@ type File struct {
 type Run struct {
 	Name   Name
 	Values map[string]float64 // by unit as printed (ns/op, not sec/op)
+	// Judged says its contended-frac is the judge's (the file names the
+	// contention rule, RuleLabel): the share of calls that ran slower
+	// with a reference that moved. Without it, the share in which a
+	// reference moved, whatever the program did, which leaves nothing
+	// out (Run.Contended).
+	Judged bool
 }
+
+// RuleLabel is the configuration line that names the rule by which a
+// file's contended-frac was judged (docs/method.md#contention).
+const RuleLabel = "contention-rule"
 
 // outcomeLine matches the lines go test prints for a failed or skipped
 // (sub-)benchmark; on a result line they replace the numbers.
@@ -111,7 +121,7 @@ func Parse(path string, data []byte) (*File, error) {
 					watched[k] = got
 				}
 			}
-			run := Run{Name: ParseName(rec.Name.String()), Values: map[string]float64{}}
+			run := Run{Name: ParseName(rec.Name.String()), Values: map[string]float64{}, Judged: f.Config[RuleLabel] != ""}
 			for _, v := range rec.Values {
 				unit, value := v.Unit, v.Value
 				if v.OrigUnit != "" {

@@ -60,11 +60,11 @@ func TestNonFinite(t *testing.T) {
 	}
 }
 
-// TestUncontended: the runs that never saw an uncontended core are left
-// out of the values and of what benchstat is given; the others stay,
-// configuration lines too.
+// TestUncontended: the runs with too few free calls are left out of the
+// values and of what benchstat is given; the others stay, configuration
+// lines too. A file made under the old rule leaves nothing out.
 func TestUncontended(t *testing.T) {
-	text := "cpu-family-model: 6/207\n" +
+	text := "cpu-family-model: 6/207\ncontention-rule: slower-with-reference\n" +
 		"BenchmarkX/row=a-2 1 5.0 ns/op 0.50 contended-frac\n" +
 		"BenchmarkX/row=a-2 1 9.0 ns/op 0.95 contended-frac\n" +
 		"BenchmarkX/row=b-2 1 7.0 ns/op\n"
@@ -73,7 +73,7 @@ func TestUncontended(t *testing.T) {
 	if err := CopyUncontended(&out, path); err != nil {
 		t.Fatal(err)
 	}
-	want := "cpu-family-model: 6/207\n" +
+	want := "cpu-family-model: 6/207\ncontention-rule: slower-with-reference\n" +
 		"BenchmarkX/row=a-2 1 5.0 ns/op 0.50 contended-frac\n" +
 		"BenchmarkX/row=b-2 1 7.0 ns/op\n"
 	if out.String() != want {
@@ -86,8 +86,8 @@ func TestUncontended(t *testing.T) {
 	if vs := Values(f.Runs["BenchmarkX/row=a"], "ns/op"); !slices.Equal(vs, []float64{5}) {
 		t.Errorf("values of row a: %v, want the uncontended run's 5 only", vs)
 	}
-	if n, all := f.ContendedRuns(); n != 1 || all != 3 {
-		t.Errorf("contended runs %d of %d, want 1 of 3", n, all)
+	if n, all := f.ContendedRuns(); n != 1 || all != 3 || f.OldRule() {
+		t.Errorf("contended runs %d of %d, old rule %v; want 1 of 3, false", n, all, f.OldRule())
 	}
 	if _, _, err := f.Select(Sel{Name: ParseName("BenchmarkX/row=a"), Unit: "contended-frac"}); err != nil {
 		t.Errorf("select contended-frac of row a: %v", err)
@@ -100,7 +100,24 @@ func TestUncontended(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, _, err := f.Select(Sel{Name: ParseName("BenchmarkX/row=a"), Unit: "ns/op"}); !errors.Is(err, ErrContended) {
-		t.Errorf("select a row measured only on a contended core: %v, want ErrContended", err)
+		t.Errorf("select a row with too few free calls: %v, want ErrContended", err)
+	}
+	old := strings.ReplaceAll(every, "contention-rule: slower-with-reference\n", "")
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := CopyUncontended(&out, path); err != nil || out.String() != old {
+		t.Errorf("CopyUncontended of an old-rule file wrote:\n%s\nwant it whole (%v)", out.String(), err)
+	}
+	if f, err = Read(path); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := f.ContendedRuns(); n != 0 || !f.OldRule() {
+		t.Errorf("old-rule file: %d contended runs, old rule %v; want 0, true", n, f.OldRule())
+	}
+	if _, xs, err := f.Select(Sel{Name: ParseName("BenchmarkX/row=a"), Unit: "ns/op"}); err != nil || len(xs) != 2 {
+		t.Errorf("old-rule file: row a's ns/op %v (%v), want both runs", xs, err)
 	}
 }
 

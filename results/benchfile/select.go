@@ -56,7 +56,7 @@ func (f *File) Select(s Sel) (Name, []float64, error) {
 	xs := Values(f.Runs[names[0]], s.Unit)
 	if len(xs) == 0 {
 		if n, runs := f.Contended(names[0]); n > 0 && n == runs {
-			return Name{}, nil, fmt.Errorf("%w: every run of %s in %s was measured on a contended core (contended-frac above %.1f): its figures are not the program's", ErrContended, names[0], f.Stem(), MaxContended)
+			return Name{}, nil, fmt.Errorf("%w: every run of %s in %s had too few free calls (contended-frac above %.1f): its figures are not the program's", ErrContended, names[0], f.Stem(), MaxContended)
 		}
 		return Name{}, nil, fmt.Errorf("%w: %s reports no %s", ErrNoData, names[0], s.Unit)
 	}
@@ -137,7 +137,7 @@ type SkippedError struct{ Reason string }
 func (e *SkippedError) Error() string { return e.Reason }
 
 // Values is the runs' values in unit, in file order (none for unit ""),
-// leaving out runs measured on a contended core (Run.Contended): their
+// leaving out runs with too few free calls (Run.Contended): their
 // figures are not the program's.
 func Values(runs []Run, unit string) []float64 {
 	var vs []float64
@@ -149,15 +149,35 @@ func Values(runs []Run, unit string) []float64 {
 	return vs
 }
 
-// Contended says the run never saw its core uncontended: more than
-// MaxContended of its calls were contended, and its figures are of the
-// least contended tenth (docs/method.md#contention).
+// Contended says too few of the run's calls were free for its figures to
+// be the program's: the judge found more than MaxContended of them ran
+// slower with a reference that moved (docs/method.md#contention). A run
+// of a file made under the old rule (not Judged) is never contended: its
+// contended-frac counted the calls in which a reference moved, whether
+// the program ran slower or not.
 func (r Run) Contended() bool {
 	v, ok := r.Values["contended-frac"]
-	return ok && v > MaxContended
+	return r.Judged && ok && v > MaxContended
 }
 
-// ContendedRuns counts the runs of f that never saw an uncontended core,
+// OldRule says the file's contended-frac was judged by the old rule, a
+// reference that moved whatever the program did: it reports the share,
+// but leaves nothing out (Run.Contended).
+func (f *File) OldRule() bool {
+	if f.Config[RuleLabel] != "" {
+		return false
+	}
+	for _, runs := range f.Runs {
+		for _, r := range runs {
+			if _, ok := r.Values["contended-frac"]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ContendedRuns counts the runs of f with too few free calls (Run.Contended),
 // and all its runs.
 func (f *File) ContendedRuns() (n, all int) {
 	for _, name := range f.Names {
@@ -171,16 +191,16 @@ func (f *File) ContendedRuns() (n, all int) {
 	return n, all
 }
 
-// MaxContended is the contended share of a row's calls past which the
-// suite reports all of them, contended ones included
-// (docs/method.md#contention).
+// MaxContended is the contended share of a row's calls past which fewer
+// than a tenth of them ran free: too few for its figures to be the
+// program's (docs/method.md#contention).
 const MaxContended = 0.9
 
 // Contended counts the runs of name whose figures came from a contended
 // core, and its runs.
 func (f *File) Contended(name string) (n, runs int) {
 	for _, r := range f.Runs[name] {
-		if v, ok := r.Values["contended-frac"]; ok && v > MaxContended {
+		if r.Contended() {
 			n++
 		}
 	}

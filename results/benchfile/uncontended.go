@@ -8,9 +8,10 @@ import (
 )
 
 // CopyUncontended copies the results file at path to w, less the result
-// lines of runs that never saw an uncontended core (Run.Contended): what
-// make compare hands benchstat, which would otherwise compare those runs'
-// figures. Every other line is copied as it is.
+// lines of runs with too few free calls for their figures to be the
+// program's (Run.Contended): what make compare hands benchstat, which
+// would otherwise compare those runs' figures. Every other line is copied
+// as it is.
 func CopyUncontended(w io.Writer, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -21,10 +22,14 @@ func CopyUncontended(w io.Writer, path string) error {
 
 // copyUncontended is CopyUncontended of a file's contents.
 func copyUncontended(w io.Writer, data []byte) error {
+	judged := false
 	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if k, _, ok := strings.Cut(l, ":"); ok && k == RuleLabel {
+			judged = true
+		}
 		if strings.HasPrefix(l, "Benchmark") {
 			f := strings.Fields(l)
-			if r := (Run{Values: map[string]float64{}}); len(f) > 3 {
+			if r := (Run{Values: map[string]float64{}, Judged: judged}); len(f) > 3 {
 				for i := 2; i+1 < len(f); i += 2 {
 					if v, err := strconv.ParseFloat(f[i], 64); err == nil {
 						r.Values[f[i+1]] = v

@@ -236,3 +236,30 @@ func TestFindAATwoMachinesOneName(t *testing.T) {
 		}
 	}
 }
+
+// TestReportContention: the report says at its top how many row-runs it
+// left out for too few free calls, and that an old-rule file's
+// contended-frac leaves nothing out.
+func TestReportContention(t *testing.T) {
+	rows := "BenchmarkX/row=a-2 1 5.0 cycles/op 0.95 contended-frac\nBenchmarkX/row=b-2 1 7.0 cycles/op 0.20 contended-frac\n"
+	a, err := benchfile.Read(resultstest.WriteFile(t, "old.txt", "cpu-family-model: 6/207\n"+rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := benchfile.Read(resultstest.WriteFile(t, "new.txt", "cpu-family-model: 6/207\ncontention-rule: slower-with-reference\n"+rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	Report(&out, a, b, [2]*benchfile.File{}, Units)
+	for _, want := range []string{"old.txt: contended-frac by the old rule", "new.txt: 1 of 2 row-runs had too few free calls"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("Report lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, no := range []string{"old.txt: 1 of", "new.txt: contended-frac by the old rule"} {
+		if strings.Contains(out.String(), no) {
+			t.Errorf("Report says %q:\n%s", no, out.String())
+		}
+	}
+}

@@ -25,7 +25,10 @@ func Report(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.File, units []st
 	fmt.Fprintf(w, "The shift all rows share from A to B, the rows beyond it (benchstat's test, p < %.2g, on B over the shift), and the machine's noise\n", driftAlpha)
 	for _, f := range []*benchfile.File{a, b} {
 		if n, all := f.ContendedRuns(); n > 0 {
-			fmt.Fprintf(w, "%s: %d of %d row-runs never saw an uncontended core (contended-frac above %.1f): left out\n", filepath.Base(f.Path), n, all, benchfile.MaxContended)
+			fmt.Fprintf(w, "%s: %d of %d row-runs had too few free calls (contended-frac above %.1f): left out\n", filepath.Base(f.Path), n, all, benchfile.MaxContended)
+		}
+		if f.OldRule() {
+			fmt.Fprintf(w, "%s: contended-frac by the old rule (no %s line): a reference moved, not the program; nothing left out for it\n", filepath.Base(f.Path), benchfile.RuleLabel)
 		}
 	}
 	if aa[0] != nil {

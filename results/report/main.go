@@ -63,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	draw := fs.Bool("plots", true, "write SVG plots next to each results file")
 	plotDir := fs.String("plotdir", "", "write the plots here instead of into a plots folder beside each results file")
 	compare := fs.Bool("drift", false, "given two files A and B: how far their rows moved together, and which moved beyond that (no verdicts, no plots)")
-	uncontended := fs.Bool("uncontended", false, "given one file: print it without the result lines of rows that never saw an uncontended core (contended-frac above 0.9), for benchstat")
+	uncontended := fs.Bool("uncontended", false, "given one file: print it without the result lines of rows with too few free calls (contended-frac above 0.9, judged by the contention rule), for benchstat")
 	allUnits := fs.Bool("all", false, "with -drift: also the shift in ns/op")
 	aaDir := fs.String("aa", "results/aa", "with -drift: the `directory` of A/A pairs (<runstamp>-<name>-aa1.txt, -aa2.txt); the newest pair of A's machine sets the noise floor")
 	fs.Usage = func() {

@@ -260,7 +260,7 @@ func evaluateOn(c *claims.Claim, j judgement, byBoot map[*claims.Boot]*benchfile
 				len(failed), len(failed)+len(f.Runs[name.String()]), name.Short(), failed[0]))
 		}
 		if n, runs := f.Contended(name.String()); n > 0 {
-			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s were measured on a contended core (contended-frac above %.1f) and are left out", n, runs, name.Short(), benchfile.MaxContended))
+			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s had too few free calls (contended-frac above %.1f) and are left out", n, runs, name.Short(), benchfile.MaxContended))
 		}
 		if n := notBound(f, name.String()); n > 0 {
 			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s were not receiver-bound (rx-bound=0: the generator or losses dominate)",

@@ -269,9 +269,9 @@ func TestControlRefusesVerdicts(t *testing.T) {
 	}
 }
 
-// TestContendedRows: a row every run of which was measured on a contended
-// core gets no timing verdict, and says why; one with some such runs gets
-// its verdict with a note.
+// TestContendedRows: a row every run of which had too few free calls
+// gets no timing verdict, and says why; the same rows judged by the old
+// rule (no contention-rule line) get theirs.
 func TestContendedRows(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "retpoline.txt"))
 	if err != nil {
@@ -283,17 +283,29 @@ func TestContendedRows(t *testing.T) {
 			lines[i] = l + "\t0.95 contended-frac"
 		}
 	}
-	path := filepath.Join(t.TempDir(), "contended.txt")
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := benchfile.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, why := verdicts([]*benchfile.File{f})
-	if got["1.1"] != NoTiming || !strings.Contains(why["1.1"], "contended core") {
-		t.Errorf("claim 1.1 from contended rows: %v (%s), want no timing verdict naming the contention", got["1.1"], why["1.1"])
+	old := strings.Join(lines, "\n")
+	for _, tc := range []struct {
+		name, text string
+		timing     bool
+	}{
+		{"judged", "contention-rule: slower-with-reference\n" + old, false},
+		{"old rule", old, true},
+	} {
+		path := filepath.Join(t.TempDir(), "contended.txt")
+		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := benchfile.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, why := verdicts([]*benchfile.File{f})
+		if !tc.timing && (got["1.1"] != NoTiming || !strings.Contains(why["1.1"], "too few free calls")) {
+			t.Errorf("%s: claim 1.1 from contended rows: %v (%s), want no timing verdict naming the contention", tc.name, got["1.1"], why["1.1"])
+		}
+		if tc.timing && got["1.1"] == NoTiming {
+			t.Errorf("%s: claim 1.1: no timing verdict (%s), want one: the old rule's contended-frac leaves nothing out", tc.name, why["1.1"])
+		}
 	}
 	clean, err := benchfile.Read(filepath.Join("testdata", "retpoline.txt"))
 	if err != nil {

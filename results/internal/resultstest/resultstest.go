@@ -36,6 +36,7 @@ var lines = []string{
 	"BenchmarkTrampoline/target=xdp/attach=fentry/progs=1-2\t1\t10 ns/op\t5 delta-ns/op\nBenchmarkTrampoline/target=xdp/attach=none/progs=0-2\t1\t5 ns/op\n",
 	"BenchmarkCall/call=tailcall/hops=x-2\t1\t9 ns/op\nBenchmarkDispatcher/dispatcher=kq/fill=none/prog=xdp-2\t1\t1e308 ns/op\n",
 	"cpu-family-model: 6/207\nBenchmarkX/row=a-2 1 5.0 ns/op 0.50 contended-frac\nBenchmarkX/row=a-2 1 9.0 ns/op 0.95 contended-frac\n",
+	"contention-rule: slower-with-reference\nBenchmarkX/row=a-2 1 5.0 ns/op 0.50 contended-frac\nBenchmarkX/row=a-2 1 9.0 ns/op 0.95 contended-frac\n",
 }
 
 // Seed adds to f the fixtures in the package's testdata, each whole and
