@@ -109,11 +109,15 @@ test: ## run the tests (as root, so the kernel is exercised)
 # minutes apart differ "significantly" by the machine's drift. Passes spread
 # each row's runs over the whole run, as the drift is, and benchstat's
 # spread includes it.
+# Between passes it says on stderr where it is and how long is left, from
+# the passes so far (tools/progress); the results file has none of it.
 bench: benchbin ## run the benchmarks in COUNT passes and save them under results/ (LABEL=... names the run)
 	@mkdir -p $(RESULTDIR)
-	@set -o pipefail; for pass in $$(seq $(COUNT)); do \
+	@set -o pipefail; start=$$(date +%s); for pass in $$(seq $(COUNT)); do \
+		tools/progress "make bench $(LABEL)" pass $$pass $(COUNT) $$start; \
 		(cd bench && $(SUDO) env BPFBENCH_RUNSTAMP=$(RUNSTAMP) $(abspath $(BENCHBIN)) -test.run '^$$' -test.bench '$(BENCH)' -test.benchtime $(BENCHTIME) -test.count 1 -bpfbench.diag=$(abspath $(DIAG)) $(FLAGS)) || exit 1; \
-	done | tee $(RESULT)
+	done | tee $(RESULT) && \
+	tools/progress "make bench $(LABEL)" pass $$(( $(COUNT) + 1 )) $(COUNT) $$start
 	@echo saved $(RESULT), diagnostics in $(DIAG)
 
 # The suite's test binary, built once for a run (both runs of an A/A pair):
@@ -128,8 +132,10 @@ benchbin:
 # the newest such pair of the same machine (cpu-vendor, cpu-family-model,
 # virt) in results/aa/.
 aa: benchbin ## make this machine's A/A pair, make compare's noise floor: two make bench runs into results/aa/
-	$(MAKE) bench LABEL=aa1 RESULTDIR=results/aa BENCHBIN=$(BENCHBIN) -o benchbin
-	$(MAKE) bench LABEL=aa2 RESULTDIR=results/aa BENCHBIN=$(BENCHBIN) -o benchbin
+	@start=$$(date +%s); \
+	tools/progress "make aa" run 1 2 $$start && $(MAKE) bench LABEL=aa1 RESULTDIR=results/aa BENCHBIN=$(BENCHBIN) -o benchbin && \
+	tools/progress "make aa" run 2 2 $$start && $(MAKE) bench LABEL=aa2 RESULTDIR=results/aa BENCHBIN=$(BENCHBIN) -o benchbin && \
+	tools/progress "make aa" run 3 2 $$start
 
 smoke: ## run every benchmark briefly, failing if any fails (what CI does)
 	$(GO) test $(EXEC) -ldflags '$(LDFLAGS)' -run '^$$' -bench . -benchtime 100x -count 1 ./bench $(FLAGS)
