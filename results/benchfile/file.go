@@ -54,12 +54,6 @@ type File struct {
 type Run struct {
 	Name   Name
 	Values map[string]float64 // by unit as printed (ns/op, not sec/op)
-	// Judged says its contended-frac is the judge's (the file names the
-	// contention rule, RuleLabel): the share of calls that ran slower
-	// with a reference that moved. Without it, the share in which a
-	// reference moved, whatever the program did, which leaves nothing
-	// out (Run.Contended).
-	Judged bool
 }
 
 // RuleLabel is the configuration line that names the rule by which a
@@ -121,7 +115,7 @@ func Parse(path string, data []byte) (*File, error) {
 					watched[k] = got
 				}
 			}
-			run := Run{Name: ParseName(rec.Name.String()), Values: map[string]float64{}, Judged: f.Config[RuleLabel] != ""}
+			run := Run{Name: ParseName(rec.Name.String()), Values: map[string]float64{}}
 			for _, v := range rec.Values {
 				unit, value := v.Unit, v.Value
 				if v.OrigUnit != "" {

@@ -150,19 +150,18 @@ func Values(runs []Run, unit string) []float64 {
 }
 
 // Contended says too few of the run's calls were free for its figures to
-// be the program's: the judge found more than MaxContended of them ran
-// slower with a reference that moved (docs/method.md#contention). A run
-// of a file made under the old rule (not Judged) is never contended: its
-// contended-frac counted the calls in which a reference moved, whether
-// the program ran slower or not.
+// be the program's: more than MaxContended of them were contended
+// (docs/method.md#contention). In a file of the old rule (OldRule) the
+// same share, counted differently, left the row's figures to its least
+// contended tenth: not the program's either.
 func (r Run) Contended() bool {
 	v, ok := r.Values["contended-frac"]
-	return r.Judged && ok && v > MaxContended
+	return ok && v > MaxContended
 }
 
-// OldRule says the file's contended-frac was judged by the old rule, a
-// reference that moved whatever the program did: it reports the share,
-// but leaves nothing out (Run.Contended).
+// OldRule says the file's contended-frac was judged by the rule before
+// the judge (no RuleLabel line): the share of calls in which a reference
+// moved, whatever the program did.
 func (f *File) OldRule() bool {
 	if f.Config[RuleLabel] != "" {
 		return false

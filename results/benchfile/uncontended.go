@@ -22,14 +22,10 @@ func CopyUncontended(w io.Writer, path string) error {
 
 // copyUncontended is CopyUncontended of a file's contents.
 func copyUncontended(w io.Writer, data []byte) error {
-	judged := false
 	for _, l := range strings.SplitAfter(string(data), "\n") {
-		if k, _, ok := strings.Cut(l, ":"); ok && k == RuleLabel {
-			judged = true
-		}
 		if strings.HasPrefix(l, "Benchmark") {
 			f := strings.Fields(l)
-			if r := (Run{Values: map[string]float64{}, Judged: judged}); len(f) > 3 {
+			if r := (Run{Values: map[string]float64{}}); len(f) > 3 {
 				for i := 2; i+1 < len(f); i += 2 {
 					if v, err := strconv.ParseFloat(f[i], 64); err == nil {
 						r.Values[f[i+1]] = v

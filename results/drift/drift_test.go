@@ -238,8 +238,8 @@ func TestFindAATwoMachinesOneName(t *testing.T) {
 }
 
 // TestReportContention: the report says at its top how many row-runs it
-// left out for too few free calls, and that an old-rule file's
-// contended-frac leaves nothing out.
+// left out for too few free calls, and which file's contended-frac is
+// of the rule before the judge.
 func TestReportContention(t *testing.T) {
 	rows := "BenchmarkX/row=a-2 1 5.0 cycles/op 0.95 contended-frac\nBenchmarkX/row=b-2 1 7.0 cycles/op 0.20 contended-frac\n"
 	a, err := benchfile.Read(resultstest.WriteFile(t, "old.txt", "cpu-family-model: 6/207\n"+rows))
@@ -252,12 +252,12 @@ func TestReportContention(t *testing.T) {
 	}
 	var out bytes.Buffer
 	Report(&out, a, b, [2]*benchfile.File{}, Units)
-	for _, want := range []string{"old.txt: contended-frac by the old rule", "new.txt: 1 of 2 row-runs had too few free calls"} {
+	for _, want := range []string{"old.txt: contended-frac by the rule before the judge", "old.txt: 1 of 2 row-runs had too few free calls", "new.txt: 1 of 2 row-runs had too few free calls"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("Report lacks %q:\n%s", want, out.String())
 		}
 	}
-	for _, no := range []string{"old.txt: 1 of", "new.txt: contended-frac by the old rule"} {
+	for _, no := range []string{"new.txt: contended-frac by the rule before"} {
 		if strings.Contains(out.String(), no) {
 			t.Errorf("Report says %q:\n%s", no, out.String())
 		}

@@ -28,7 +28,7 @@ func Report(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.File, units []st
 			fmt.Fprintf(w, "%s: %d of %d row-runs had too few free calls (contended-frac above %.1f): left out\n", filepath.Base(f.Path), n, all, benchfile.MaxContended)
 		}
 		if f.OldRule() {
-			fmt.Fprintf(w, "%s: contended-frac by the old rule (no %s line): a reference moved, not the program; nothing left out for it\n", filepath.Base(f.Path), benchfile.RuleLabel)
+			fmt.Fprintf(w, "%s: contended-frac by the rule before the judge (no %s line): a reference moved, whatever the program did\n", filepath.Base(f.Path), benchfile.RuleLabel)
 		}
 	}
 	if aa[0] != nil {
