@@ -89,6 +89,8 @@ help: ## list the targets and the variables they take
 	@echo "  ANATOMY=        vmbench: ANATOMY=1 also writes the anatomy, docs/icount.md#anatomy"
 	@echo "  VMEXEC_CMDLINE= vmtest, vmbench: kernel options; VMEXEC_CPU= the QEMU CPU model"
 	@echo "  BOOTS=          bootmatrix: which boots (default: all), docs/kernels.md#boot-options"
+	@echo "  FAILON=         compare: also fail a row slower by this (5% of cycles/op, or 2ns of ns/op), docs/ci.md"
+	@echo "  TOLERANCE=      compare: instructions per op a counted path may grow by, docs/ci.md#tolerance"
 
 deps: ## install what regenerating the BPF objects needs (Debian/Ubuntu, as root)
 	apt-get update -qq
@@ -148,7 +150,7 @@ smoke: ## run every benchmark briefly, failing if any fails (what CI does)
 # (report -uncontended). Two instruction-count files compare as exact
 # counts.
 HEADLINE  ?= .unit:(cycles/op OR delta-ns/op OR ns/pkt OR delta-ns/pkt OR instrs/op OR delta-instrs/op)
-compare: ## compare two results files: what changed, the shift all rows share, the rows beyond the machine's noise: make compare A=old.txt B=new.txt [COL=...] [ALL=1]
+compare: ## compare two results files: what changed, the shift all rows share, the rows beyond the machine's noise, and the gate (make exits 2 when B regressed): make compare A=old.txt B=new.txt [COL=...] [ALL=1] [FAILON=5%|2ns] [TOLERANCE=N]
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=old.txt B=new.txt"; exit 2; }
 	@if grep -q '^virt: tcg-icount$$' $(A) && grep -q '^virt: tcg-icount$$' $(B) && test -z "$(ALL)"; then \
 		$(GO) run ./results/report -drift $(A) $(B); \
@@ -163,6 +165,8 @@ compare: ## compare two results files: what changed, the shift all rows share, t
 		echo; echo "Diagnostics ($(A:.txt=.diag), $(B:.txt=.diag)):"; \
 		$(GO) tool benchstat -table '' $(A:.txt=.diag) $(B:.txt=.diag); \
 	fi
+	@echo
+	$(GO) run ./results/report -gate $(if $(FAILON),-fail-on $(FAILON)) $(if $(TOLERANCE),-tolerance $(TOLERANCE)) $(A) $(B)
 
 # Without FILES: the newest results file of this checkout's own runs (one
 # git does not track), never a committed one.

@@ -42,6 +42,7 @@ var layers = map[string]int{
 	"results/plots":                3,
 	"bpf/measure":                  4,
 	"results/verdict":              4,
+	"results/gate":                 4, // the CI gate: drift and mechanisms held to a rule
 	"bpf/iface":                    3, // a user's NIC: below the veth rig, not on it
 	"bpf/rig":                      5,
 	"bpf/harness":                  6, // what the families share: rows, remote stages, reports

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,5 +99,45 @@ func TestUncontended(t *testing.T) {
 	out := stdout.String()
 	if strings.Contains(out, "9.0 ns/op") || !strings.Contains(out, "5.0 ns/op") || !strings.Contains(out, "row=b") || !strings.Contains(out, "cpu-family-model: 6/207") {
 		t.Errorf("report -uncontended printed:\n%s", out)
+	}
+}
+
+// TestGateCommand: -gate exits 0 when nothing regressed, 1 when something
+// did, with a line per failing row, and 2 on a usage or read error; make
+// compare fails with it.
+func TestGateCommand(t *testing.T) {
+	const (
+		icountA  = "../20261201T150053Z-qemu-icount-7.3.4+deb13-cloud-amd64-icount-a.txt"
+		icountB  = "../20261201T150733Z-qemu-icount-7.3.4+deb13-cloud-amd64-icount-b.txt"
+		anat612  = "../20261204T192118Z-qemu-icount-6.12.118+deb13-cloud-amd64-anatomy.anatomy"
+		anat73   = "../20261204T191813Z-qemu-icount-7.3.4+deb13-cloud-amd64-anatomy.anatomy"
+		nonsense = "../no-such-file.txt"
+	)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-gate", icountA, icountB}, 0, "gate: PASS"},
+		{[]string{"-gate", anat612, anat73}, 1, "gate: FAIL BenchmarkTrampoline/target=helper/attach=fexit/progs=1 calls-rets/op: calls-rets disappeared"},
+		{[]string{"-gate", icountA, nonsense}, 2, ""},
+		{[]string{"-gate", icountA}, 2, ""},
+		{[]string{"-gate", "-fail-on", "5", icountA, icountB}, 2, ""},
+		{[]string{"-gate", icountA, anat73}, 2, ""},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(tc.args, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stdout.String(), tc.want) {
+			t.Errorf("report %s: exit %d, want %d; stdout lacks %q?\n%s%s", strings.Join(tc.args, " "), code, tc.code, tc.want, stdout.String(), stderr.String())
+		}
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make on PATH")
+	}
+	c := exec.Command("make", "--no-print-directory", "-C", "../..", "compare", "A=results/"+filepath.Base(anat612), "B=results/"+filepath.Base(anat73))
+	out, err := c.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "gate: FAIL") {
+		t.Errorf("make compare of 6.12's and 7.3's anatomies: %v, want make's exit 2 and the gate's failure\n%s", err, out)
 	}
 }

@@ -40,8 +40,8 @@ func TestNoResults(t *testing.T) {
 	if code := run([]string{"-plots=false", empty, filepath.Join("testdata", "retpoline.txt")}, &stdout, &stderr); code != 0 {
 		t.Errorf("exit status %d with one usable file, want 0: %s", code, stderr.String())
 	}
-	if code := run([]string{"-plots=false", filepath.Join(t.TempDir(), "missing.txt")}, &stdout, &stderr); code != 1 {
-		t.Errorf("exit status %d for a missing file, want 1", code)
+	if code := run([]string{"-plots=false", filepath.Join(t.TempDir(), "missing.txt")}, &stdout, &stderr); code != 2 {
+		t.Errorf("exit status %d for a missing file, want 2", code)
 	}
 	if code := run(nil, &stdout, &stderr); code != 2 {
 		t.Errorf("exit status %d without arguments, want 2", code)

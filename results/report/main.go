@@ -17,6 +17,13 @@
 // measured across two files when both are given: the report recognises
 // each file's boot from its labels (mitigations, retpoline, cfi).
 //
+// With -gate and two files A and B it decides whether B regressed against
+// A, for a CI job: exit 0 when nothing did, 1 when something did, 2 on a
+// usage or read error; one line per failing row (results/gate,
+// docs/ci.md).
+//
+//	go run ./results/report -gate [-fail-on 5%|2ns] [-tolerance N] A.txt B.txt
+//
 // With -drift and two files A and B it prints instead how far their rows
 // moved together and which rows moved beyond that (results/drift), and which
 // of those beyond the machine's noise (an A/A pair of its own, -aa):
@@ -47,6 +54,7 @@ import (
 
 	"bpfbench/results/benchfile"
 	"bpfbench/results/drift"
+	"bpfbench/results/gate"
 	"bpfbench/results/mechanism"
 	"bpfbench/results/plots"
 	"bpfbench/results/verdict"
@@ -55,8 +63,8 @@ import (
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // run is the command: it prints the report on stdout and returns the exit
-// status: 2 for a usage error, 1 when a file cannot be read, no file holds
-// a result, or a plot cannot be written.
+// status: 2 for a usage error or a file that cannot be read; 1 when no
+// file holds a result, a plot cannot be written, or (-gate) B regressed.
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -65,9 +73,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	compare := fs.Bool("drift", false, "given two files A and B: how far their rows moved together, and which moved beyond that (no verdicts, no plots)")
 	uncontended := fs.Bool("uncontended", false, "given one file: print it without the result lines of rows with too few free calls (contended-frac above 0.9, judged by the contention rule), for benchstat")
 	allUnits := fs.Bool("all", false, "with -drift: also the shift in ns/op")
+	gateOn := fs.Bool("gate", false, "given two files A and B: exit 1 when B regressed against A (docs/ci.md): a timed row slower beyond the machine's noise or -fail-on, a counted path longer than -tolerance, a mechanism that changed")
+	failOn := fs.String("fail-on", "", "with -gate: also fail a timed row slower by more than this: a percentage of cycles/op (5%) or ns/op (2ns)")
+	tolerance := fs.Float64("tolerance", -1, "with -gate: the instructions per op a counted path may grow by (default: docs/ci.md#tolerance)")
 	aaDir := fs.String("aa", "results/aa", "with -drift: the `directory` of A/A pairs (<runstamp>-<name>-aa1.txt, -aa2.txt); the newest pair of A's machine sets the noise floor")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: report [flags] results.txt [other-boot.txt ...]\n       report -drift A.txt B.txt\n")
+		fmt.Fprintf(stderr, "usage: report [flags] results.txt [other-boot.txt ...]\n       report -drift A.txt B.txt\n       report -gate [-fail-on 5%%|2ns] [-tolerance N] A.txt B.txt\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -84,7 +95,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		if err := benchfile.CopyUncontended(stdout, fs.Arg(0)); err != nil {
 			fmt.Fprintf(stderr, "report: %v\n", err)
-			return 1
+			return 2
 		}
 		return 0
 	}
@@ -93,9 +104,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 		f, err := benchfile.Read(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "report: %v\n", err)
-			return 1
+			return 2
 		}
 		files = append(files, f)
+	}
+	if *gateOn {
+		if len(files) != 2 {
+			fmt.Fprintf(stderr, "report: -gate holds B to A: two files, not %d\n", len(files))
+			return 2
+		}
+		o := gate.Options{Tolerance: *tolerance}
+		if *failOn != "" {
+			var err error
+			if o.FailPct, o.FailNs, err = gate.ParseThreshold(*failOn); err != nil {
+				fmt.Fprintf(stderr, "report: %v\n", err)
+				return 2
+			}
+		}
+		o.AA, _ = drift.FindAA(*aaDir, files[0])
+		r, err := gate.Check(files[0], files[1], o)
+		if err != nil {
+			fmt.Fprintf(stderr, "report: -gate: %v\n", err)
+			return 2
+		}
+		gate.Write(stdout, r)
+		if !r.Passed() {
+			return 1
+		}
+		return 0
 	}
 	if *compare {
 		if len(files) != 2 {
