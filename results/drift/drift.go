@@ -59,6 +59,10 @@ type RowMove struct {
 	P    float64
 }
 
+// Moves is every row's move beyond the shared shift, with its test's
+// p-value, in A's order.
+func (c Comparison) Moves() []RowMove { return c.moves }
+
 // driftAlpha is benchstat's default significance level.
 const driftAlpha = 0.05
 

@@ -110,7 +110,7 @@ func Check(a, b *benchfile.File, o Options) (Result, error) {
 // counted holds B's paths to A's: instrs/op may grow by the tolerance,
 // and in anatomy files no mechanism may change its whole count.
 func counted(a, b *benchfile.File, o Options, kind Kind) Result {
-	r := Result{Kind: kind}
+	r := Result{Kind: kind, Failures: []Failure{}, Notes: []string{}}
 	inexact := 0
 	for _, c := range drift.Counts(a, b, "instrs/op") {
 		r.Rows++
@@ -157,7 +157,7 @@ func counted(a, b *benchfile.File, o Options, kind Kind) Result {
 // timed holds B's cycles/op to A's: beyond the A/A pair's noise, or the
 // user's threshold.
 func timed(a, b *benchfile.File, o Options) (Result, error) {
-	r := Result{Kind: Timed}
+	r := Result{Kind: Timed, Failures: []Failure{}, Notes: []string{}}
 	var floor *drift.Floor
 	if o.AA[0] != nil {
 		floor, _ = drift.NewFloor(o.AA[0], o.AA[1], "cycles/op")

@@ -76,6 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	gateOn := fs.Bool("gate", false, "given two files A and B: exit 1 when B regressed against A (docs/ci.md): a timed row slower beyond the machine's noise or -fail-on, a counted path longer than -tolerance, a mechanism that changed")
 	failOn := fs.String("fail-on", "", "with -gate: also fail a timed row slower by more than this: a percentage of cycles/op (5%) or ns/op (2ns)")
 	tolerance := fs.Float64("tolerance", -1, "with -gate: the instructions per op a counted path may grow by (default: docs/ci.md#tolerance)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of text: the verdicts (and mechanisms, anatomies), with -drift the comparison and the gate's decision, with -gate the gate's (docs/report.md#json)")
 	aaDir := fs.String("aa", "results/aa", "with -drift: the `directory` of A/A pairs (<runstamp>-<name>-aa1.txt, -aa2.txt); the newest pair of A's machine sets the noise floor")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: report [flags] results.txt [other-boot.txt ...]\n       report -drift A.txt B.txt\n       report -gate [-fail-on 5%%|2ns] [-tolerance N] A.txt B.txt\n")
@@ -127,7 +128,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "report: -gate: %v\n", err)
 			return 2
 		}
-		gate.Write(stdout, r)
+		if *asJSON {
+			if err := writeGateJSON(stdout, files[0], files[1], r); err != nil {
+				fmt.Fprintf(stderr, "report: %v\n", err)
+				return 2
+			}
+		} else {
+			gate.Write(stdout, r)
+		}
 		if !r.Passed() {
 			return 1
 		}
@@ -138,14 +146,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "report: -drift compares two files, not %d\n", len(files))
 			return 2
 		}
-		if files[0].Icount() && files[1].Icount() {
-			drift.ReportExact(stdout, files[0], files[1])
-			return 0
-		}
 		aa, _ := drift.FindAA(*aaDir, files[0])
 		units := drift.Units
 		if *allUnits {
 			units = drift.AllUnits
+		}
+		if *asJSON {
+			r, err := gate.Check(files[0], files[1], gate.Options{Tolerance: -1, AA: aa})
+			if err != nil {
+				fmt.Fprintf(stderr, "report: %v\n", err)
+				return 2
+			}
+			if err := writeComparisonJSON(stdout, files[0], files[1], aa, units, r); err != nil {
+				fmt.Fprintf(stderr, "report: %v\n", err)
+				return 2
+			}
+			return 0
+		}
+		if files[0].Icount() && files[1].Icount() {
+			drift.ReportExact(stdout, files[0], files[1])
+			return 0
 		}
 		drift.Report(stdout, files[0], files[1], aa, units)
 		return 0
@@ -160,13 +180,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return false
 	})
-	if len(files) > 0 {
+	nothing := !slices.ContainsFunc(files, (*benchfile.File).HasResults) && len(anatomies) == 0
+	if *asJSON && !nothing {
+		if err := writeVerdictsJSON(stdout, files, anatomies); err != nil {
+			fmt.Fprintf(stderr, "report: %v\n", err)
+			return 2
+		}
+		return 0
+	}
+	if len(files) > 0 && !*asJSON {
 		verdict.Report(stdout, files)
 	}
 	if len(anatomies) > 0 {
 		mechanism.Report(stdout, anatomies)
 	}
-	if !slices.ContainsFunc(files, (*benchfile.File).HasResults) && len(anatomies) == 0 {
+	if nothing {
 		fmt.Fprintf(stderr, "report: no results in %s: nothing to judge\n", strings.Join(fs.Args(), ", "))
 		return 1
 	}

@@ -74,6 +74,10 @@ func (v Verdict) String() string { return verdictNames[v] }
 // estimate).
 func (v Verdict) judged() bool { return v <= ShapeUnclear }
 
+// Judged reports whether v judges a measurement: the outcome has an
+// estimate.
+func (v Verdict) Judged() bool { return v.judged() }
+
 // A rule gives its verdict when its test holds of the measured interval
 // [e.Lo, e.Hi] and the range [lo, hi] the claim allows; the first rule
 // of its table that holds decides. Its text is what docs/report.md and the
