@@ -141,7 +141,7 @@ func ifaceFigures(s iface.Window, nsPerPkt float64) []measure.Figure {
 		measure.Figure{Unit: "rx-cpu-busy", Value: s.Busy(), Diag: true},
 		measure.Figure{Unit: "lost-pkts", Value: float64(s.Missed), Diag: true},
 		measure.Figure{Unit: "lost-frac", Value: lostFrac, Diag: true},
-		measure.Figure{Unit: "rx-bound", Value: harness.OneIf(rxBound)})
+		measure.Figure{Unit: "rx-bound", Value: measure.OneIf(rxBound)})
 }
 
 func ifaceVerdict(s iface.Window) string {

@@ -23,7 +23,7 @@ var layers = map[string]int{
 	"bpf/host/tracefs":             0,
 	"bpf/measure/robust":           0,
 	"bpf/measure/pattern":          0,
-	"bpf/measure/anatomy":          0, // the anatomy's window marks and log
+	"bpf/measure/mark":             0, // the anatomy's window marks and log
 	"results/stat":                 0,
 	"bpf/host/syslock":             1,
 	"bpf/measure/gauge":            1,

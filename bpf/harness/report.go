@@ -94,14 +94,6 @@ func Indent(s, prefix string) string {
 	return prefix + strings.Join(lines, "\n"+prefix)
 }
 
-// OneIf is 1 for true and 0 for false: a yes-or-no metric.
-func OneIf(v bool) float64 {
-	if v {
-		return 1
-	}
-	return 0
-}
-
 // TrafficVerdict says in words whether the result measures what it names.
 func TrafficVerdict(r rig.Receiver, res rig.TrafficResult) string {
 	total := res.Total

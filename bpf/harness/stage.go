@@ -151,7 +151,7 @@ func (s *Stage) Figures(lostFrac, senderNs float64) []measure.Figure {
 		{Unit: "remote-ns/pkt", Value: s.NsPerPkt()},
 		{Unit: "remote-cpu-busy", Value: s.BusyFrac(), Diag: true},
 		{Unit: "remote-cpu-wait", Value: s.WaitFrac(), Diag: true},
-		{Unit: "remote-bound", Value: OneIf(s.Bound(lostFrac, senderNs)), Diag: true},
+		{Unit: "remote-bound", Value: measure.OneIf(s.Bound(lostFrac, senderNs)), Diag: true},
 	}
 	if s.Bound(lostFrac, senderNs) {
 		figs = append(figs, measure.Figure{Unit: "remote-pps", Value: 1e9 / s.NsPerPkt(), Diag: true})

@@ -145,7 +145,7 @@ func TestCheck(t *testing.T) {
 
 	for _, name := range []string{"v0b", "v0a", "lo"} {
 		_, err := Check(target(name), false)
-		if !errors.Is(err, ErrRefused) {
+		if !errors.Is(err, ErrUnsafe) {
 			t.Errorf("%s: got %v, want a refusal", name, err)
 		}
 	}
@@ -159,13 +159,13 @@ func TestCheck(t *testing.T) {
 	if ifc.Index != pairs[0].B.Index || ifc.Queues != 2 {
 		t.Errorf("v0b: index %d, %d queues; want %d, 2", ifc.Index, ifc.Queues, pairs[0].B.Index)
 	}
-	if _, err := Check(target("lo"), true); !errors.Is(err, ErrRefused) {
+	if _, err := Check(target("lo"), true); !errors.Is(err, ErrUnsafe) {
 		t.Errorf("lo with override: got %v, want a refusal", err)
 	}
 	if _, err := Check(target("v1b"), false); err != nil {
 		t.Errorf("v1b: %v", err)
 	}
-	if _, err := Check(target("nosuch0"), true); err == nil || errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "no such device") {
+	if _, err := Check(target("nosuch0"), true); err == nil || errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), "no such device") {
 		t.Errorf("missing device: got %v", err)
 	}
 
@@ -190,7 +190,7 @@ func TestCheck(t *testing.T) {
 		}
 	})
 	_, err = Check(target("v1b"), true)
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "already has XDP program") {
+	if !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), "already has XDP program") {
 		t.Errorf("device with XDP: got %v", err)
 	}
 	if x, err := (Device{Target: target("v1b"), Index: pairs[1].B.Index}).xdpState(); err != nil || !x.Attached {

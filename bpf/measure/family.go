@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"bpfbench/bpf/measure/anatomy"
 	"bpfbench/bpf/measure/gauge"
+	"bpfbench/bpf/measure/mark"
 	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/measure/robust"
 	"bpfbench/bpf/measure/testrun"
@@ -34,12 +34,9 @@ func loopSizes(v, base *testrun.Loop) CallSizes {
 }
 
 // icountMinCalls caps the floor of 100,000 repetitions under QEMU -icount
-// at this many -bpfbench.calltime's worth. There the floor still buys
-// exact counts for cheap programs (with a floor of 1,000 instead, the
-// dispatcher's k1 came out 2.04 instructions, not 2, at 62,000
-// repetitions), and for costly ones only costs: 38 fentry programs are
-// 3,800 instructions a run, so their calls took 380 ms of virtual time, 95
-// calltimes, and their rows up to 23 s of CI's per kernel.
+// at this many -bpfbench.calltime's worth: there the floor keeps the
+// counts of cheap programs exact, and for costly ones only costs emulated
+// time (docs/icount.md#counting-instructions).
 const icountMinCalls = 10
 
 // recorder makes the streams of a loop and its baseline, and keeps what
@@ -60,9 +57,9 @@ func (c *recorder) stream(l *testrun.Loop, record bool) Stream {
 		role = "base"
 	}
 	return func(size uint32) (float64, error) {
-		anatomy.Stream(c.name, role)
+		mark.Stream(c.name, role)
 		s, err := l.Measure(size)
-		anatomy.Stream("", "")
+		mark.Stream("", "")
 		if err != nil {
 			if l == c.base {
 				err = fmt.Errorf("baseline: %w", err)
@@ -115,7 +112,7 @@ func newLoopRunner(name string, budget Budget, v, base *testrun.Loop, o BenchOpt
 		return nil, nil, err
 	}
 	c.reset()
-	anatomy.Measured(name)
+	mark.Measured(name)
 	return c, x, nil
 }
 
@@ -231,7 +228,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 				}
 			}
 			// After the rounds, outside every window.
-			if err := anatomy.Flush(); err != nil {
+			if err := mark.Flush(); err != nil {
 				return err
 			}
 			for _, m := range live {

@@ -44,8 +44,8 @@ func TestFamilyInterleavesRows(t *testing.T) {
 			Name: fmt.Sprintf("row=%d", i), Variant: loop(i, loads[2*i]), Base: loop(i, loads[2*i+1]),
 			Report: func(b *testing.B, r measure.Result) []measure.Figure {
 				reported[i]++
-				if !r.HaveDelta || r.Rounds == 0 || !(r.Ns > 0) {
-					b.Errorf("row %d: %d rounds, ns/op %v, delta %v", i, r.Rounds, r.Ns, r.HaveDelta)
+				if !r.HaveDelta || r.Calls == 0 || !(r.Ns > 0) {
+					b.Errorf("row %d: %d rounds, ns/op %v, delta %v", i, r.Calls, r.Ns, r.HaveDelta)
 				}
 				return nil
 			},

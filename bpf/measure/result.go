@@ -26,8 +26,8 @@ type Result struct {
 	// its 95% interval; Rel the same as a fraction of the baseline.
 	Delta, Rel robust.Estimate
 	HaveDelta  bool
-	// Rounds is the variant's measured calls (Rounds.Count).
-	Rounds int
+	// Calls is the variant's measured calls (Rounds.Count).
+	Calls int
 	// Remeasured counts measurements taken again: loops the kernel
 	// abandoned on EINTR, and samples whose clocks disagreed.
 	Remeasured int
@@ -104,13 +104,13 @@ func loopFigures(b *testing.B, v *testrun.Loop, r Result) []Figure {
 			// docs/method.md on where the time goes when the clocks
 			// disagree.
 			if !r.Repeated {
-				b.Logf("%v (kept: clock-disagree %d of %d calls)", err, r.Disagreed, r.Rounds)
+				b.Logf("%v (kept: clock-disagree %d of %d calls)", err, r.Disagreed, r.Calls)
 			}
 			probe.Flag(b, err.Error())
 		}
 	}
 	if r.Remeasured > 0 && !r.Repeated {
-		b.Logf("%d measurements of %d calls were taken again (EINTR, or the clocks disagreed)", r.Remeasured, r.Rounds)
+		b.Logf("%d measurements of %d calls were taken again (EINTR, or the clocks disagreed)", r.Remeasured, r.Calls)
 	}
 	figs := []Figure{{Unit: "ns/op", Value: r.Ns}}
 	// A time in whole kernel ns has no cycles to speak of; an emulated
@@ -120,7 +120,7 @@ func loopFigures(b *testing.B, v *testrun.Loop, r Result) []Figure {
 	}
 	if kernelTimed {
 		figs = append(figs, Figure{Unit: "kernel-ns/op", Value: r.KernelNs, Diag: true},
-			Figure{Unit: "clock-disagree", Value: float64(r.Disagreed) / float64(max(r.Rounds, 1)), Diag: true})
+			Figure{Unit: "clock-disagree", Value: float64(r.Disagreed) / float64(max(r.Calls, 1)), Diag: true})
 	}
 	figs = append(figs, Figure{Unit: "call-us", Value: r.CallUs, Diag: true}, Figure{Unit: "remeasured", Value: float64(r.Remeasured), Diag: true})
 	// A delta between two loops timed by the kernel's whole-ns average
@@ -180,4 +180,12 @@ func (l Contended) Metric(b *testing.B) {
 	if l.Measured {
 		b.ReportMetric(l.Frac, "contended-frac")
 	}
+}
+
+// OneIf is v as a figure: 1 or 0 (rx-bound, remote-bound).
+func OneIf(v bool) float64 {
+	if v {
+		return 1
+	}
+	return 0
 }

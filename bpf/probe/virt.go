@@ -12,9 +12,8 @@ import (
 // (or tcg-icount, see Icount), and QEMU's TCG CPU model is also recognised
 // by name. An emulated guest's clocks advance at the emulator's pace: the
 // thread CPU time the suite measures and the kernel's own loop timer
-// disagree there by 10-40% from one run to the next (seen on Debian 5.10,
-// 6.1 and 6.12 under TCG), so timings from it show only that the code ran,
-// never what it costs.
+// disagree there from one run to the next (docs/kernels.md#kvm-or-emulation),
+// so timings from it show only that the code ran, never what it costs.
 func Emulated() bool {
 	v := virt().name
 	return v == "tcg" || v == labels.Icount

@@ -22,8 +22,9 @@ import (
 // Why: an XDP test_run with repeat > 1 adds the program to the dispatcher
 // for the duration of the call (net/bpf/test_run.c). For a program that is
 // not attached anywhere that means rebuilding the dispatcher image twice per
-// call, 0.3-1.6 ms of CPU time here, varying enough to swamp a 5 ns/op loop.
-// For a program already in the dispatcher it is a reference count, ~8 µs.
+// call, far longer than the loop and varying enough to swamp it
+// (docs/method.md#how-a-number-is-made); for a program already in the
+// dispatcher it is a reference count.
 // Only the held program is in the dispatcher while it is measured, so the
 // dispatcher holds exactly one program, as it does for xdp_perf.
 type Holder struct {

@@ -78,9 +78,9 @@ type TrafficResult struct {
 	// RxBound says the number measures the receiver: the receiving side
 	// costs more than generating, and under MaxLostFrac of frames were lost.
 	RxBound bool
-	// Rounds is the calls the figures come from, Contended how many of all
-	// calls ran slower with a reference that moved and were left out.
-	Rounds    int
+	// Calls is the calls measured, Contended how many of them ran
+	// slower with a reference that moved and were left out.
+	Calls     int
 	Contended measure.Contended
 	Restarts  int
 }
@@ -139,7 +139,7 @@ var trafficSizes = measure.CallSizes{Warm: 16 * trafficWarm, Min: trafficShort +
 
 // summarise fills in res's figures from the rounds of r's streams.
 func (res *TrafficResult) summarise(rounds *measure.Rounds, r Receiver) {
-	res.Rounds = rounds.Count()
+	res.Calls = rounds.Count()
 	res.Ns = rounds.Location(0).Value
 	res.PPS = 1e9 / res.Ns
 	if len(rounds.Ns) > 1 {
@@ -176,26 +176,19 @@ func (res TrafficResult) Figures(r Receiver) []measure.Figure {
 	}
 	if !r.GeneratorOnly() && res.HaveGen {
 		figs = append(figs, measure.Figure{Unit: "rx-ns/pkt", Value: res.RxNs})
-		if res.Rounds > 1 {
+		if res.Calls > 1 {
 			figs = append(figs, measure.Figure{Unit: "rx-ci95-ns", Value: res.RxCI95})
 		}
-		figs = append(figs, measure.Figure{Unit: "rx-bound", Value: oneIf(res.RxBound)})
+		figs = append(figs, measure.Figure{Unit: "rx-bound", Value: measure.OneIf(res.RxBound)})
 	}
 	if res.HaveDelta {
 		figs = append(figs, measure.Figure{Unit: "delta-ns/pkt", Value: res.Delta})
-		if res.Rounds > 1 {
+		if res.Calls > 1 {
 			figs = append(figs, measure.Figure{Unit: "delta-ci95-ns", Value: res.DeltaCI95})
 		}
 	}
 	return append(figs, measure.Figure{Unit: "lost-pkts", Value: float64(res.Lost), Diag: true},
 		measure.Figure{Unit: "lost-frac", Value: res.LostFrac, Diag: true})
-}
-
-func oneIf(v bool) float64 {
-	if v {
-		return 1
-	}
-	return 0
 }
 
 // MaxLostFrac is the share of lost frames above which a result does not

@@ -60,12 +60,12 @@ func TestTrafficBenchAccounts(t *testing.T) {
 	ref := Receiver{Action: Drop, Mode: bpf.XDPNative, Work: WorkDrop}
 	o := measure.BenchOptions{CPU: testutil.LastCPU(), CallTime: time.Millisecond, Interleave: true}
 	res := benchFrames(t, 200_000, tr, r, &ref, o)
-	if !res.HaveGen || !res.HaveDelta || res.Rounds < 1 {
+	if !res.HaveGen || !res.HaveDelta || res.Calls < 1 {
 		t.Fatalf("interleaved bench lacks the generator or the reference: %+v", res)
 	}
 	tot := res.Total
 	if tot.Gen < 200_000 {
-		t.Errorf("%d rounds made %d frames, asked for 200000", res.Rounds, tot.Gen)
+		t.Errorf("%d rounds made %d frames, asked for 200000", res.Calls, tot.Gen)
 	}
 	if got := tot.Gen - tot.Returned(); res.Lost != got {
 		t.Errorf("lost %d, but generated %d and returned %d", res.Lost, tot.Gen, tot.Returned())

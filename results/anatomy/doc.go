@@ -1,6 +1,6 @@
 // Package anatomy reads what an instruction-counting guest executed, block
 // by block, inside the windows the suite marks around each test_run call
-// (bpf/measure/anatomy, tools/anatomy/plugin), and turns it into a row's
+// (bpf/measure/mark, tools/anatomy/plugin), and turns it into a row's
 // anatomy: per repetition, how many instructions, direct and indirect
 // calls and jumps, returns, entries into retpoline, return and ITS thunks,
 // fences and serialising instructions, kCFI and FineIBT checks and

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"bpfbench/bpf/measure/anatomy"
+	"bpfbench/bpf/measure/mark"
 	"bpfbench/bpf/measure/robust"
 	"bpfbench/bpf/sched"
 
@@ -46,8 +46,8 @@ type Loop struct {
 	// KernelClock reports the kernel's truncated average as the time per
 	// repetition, for loops whose fixed per-call cost varies too much to be
 	// subtracted (an XDP program outside the dispatcher: each call rebuilds
-	// the dispatcher, 0.3-1.6 ms here). The kernel's timer leaves that cost
-	// out; our clock cannot.
+	// the dispatcher, docs/method.md#how-a-number-is-made). The kernel's
+	// timer leaves that cost out; our clock cannot.
 	KernelClock bool
 	// Iterations, when set, is a global of the program that says how many
 	// times one run repeats the measured work: a driver calling a kernel
@@ -179,21 +179,21 @@ func (l *Loop) call(repeat uint32) (callTime, error) {
 		if err := l.Iterations.Set(repeat); err != nil {
 			return t, fmt.Errorf("set iterations: %w", err)
 		}
-		anatomy.Window(l, repeat, anatomy.BPFLoop)
+		mark.Log(l, repeat, mark.BPFLoop)
 		wall, start := time.Now(), sched.ThreadCPU()
-		anatomy.Open()
+		mark.Open()
 		_, err := l.Prog.Run(&ebpf.RunOptions{})
-		anatomy.Close()
+		mark.Close()
 		t.CPU, t.Wall = sched.ThreadCPU()-start, time.Since(wall).Nanoseconds()
 		return t, err
 	}
 	// The anatomy's window (package anatomy) holds the call and little
 	// else, the same in a long call and a short one.
-	anatomy.Window(l, repeat, anatomy.KernelLoop)
+	mark.Log(l, repeat, mark.KernelLoop)
 	wall, start := time.Now(), sched.ThreadCPU()
-	anatomy.Open()
+	mark.Open()
 	_, total, err := l.Prog.Benchmark(l.Data, int(repeat), func() { t.Restarted = true })
-	anatomy.Close()
+	mark.Close()
 	t.CPU, t.Wall = sched.ThreadCPU()-start, time.Since(wall).Nanoseconds()
 	if err != nil {
 		return callTime{}, err

@@ -1,4 +1,4 @@
-package anatomy
+package mark
 
 import (
 	"bufio"
@@ -54,13 +54,13 @@ const (
 	BPFLoop    Timing = "bpf_loop"
 )
 
-// Window logs that the next window (Open to Close) runs repeat
+// Log logs that the next window (Open to Close) runs repeat
 // repetitions of the loop key, timed as t. The first window of a loop
 // also logs the BPF programs then loaded, and the first of a row the
 // kernel's symbols outside its core text (modules, BPF images such as
 // the dispatcher and trampolines): the host names the code a window ran
 // from them.
-func Window(key any, repeat uint32, t Timing) {
+func Log(key any, repeat uint32, t Timing) {
 	if !Enabled() {
 		return
 	}

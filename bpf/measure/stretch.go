@@ -62,7 +62,7 @@ func summarise(rounds *Rounds, c *gauge.Contention) Result {
 		Ns:        u.Location(0).Value,
 		Cycles:    u.Cycles(0).Value,
 		GHz:       u.GHz(0),
-		Rounds:    rounds.Count(),
+		Calls:     rounds.Count(),
 		Contended: load,
 		Samples:   u,
 	}

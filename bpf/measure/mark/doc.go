@@ -1,4 +1,4 @@
-// Package anatomy is the guest's half of the anatomy of a run: what
+// Package mark is the guest's half of the anatomy of a run: what
 // executes per repetition of a row, counted by kind (calls, returns,
 // retpoline and return thunks, kCFI checks, fences) by a QEMU TCG plugin
 // in an instruction-counting guest (tools/anatomy, docs/icount.md#anatomy).
@@ -10,4 +10,4 @@
 // loaded. The log is kept in memory and written by Flush, outside any
 // window: a write to a serial port finishes with interrupts that would
 // land in the next window.
-package anatomy
+package mark

@@ -1,4 +1,4 @@
-package anatomy
+package mark
 
 import (
 	"os"
@@ -13,14 +13,14 @@ func TestLog(t *testing.T) {
 	t.Cleanup(func() { path = old })
 
 	Stream("BenchmarkX/a=1", "v")
-	Window(t, 2, KernelLoop)
+	Log(t, 2, KernelLoop)
 	Open()
 	Close()
 	Measured("BenchmarkX/a=1")
 	Stream("BenchmarkX/a=1", "base")
-	Window(t, 1000, BPFLoop)
+	Log(t, 1000, BPFLoop)
 	Stream("", "")
-	Window(t, 2, KernelLoop)
+	Log(t, 2, KernelLoop)
 	if err := Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestDisabled(t *testing.T) {
 	old := path
 	path = ""
 	t.Cleanup(func() { path = old })
-	Window(t, 2, KernelLoop)
+	Log(t, 2, KernelLoop)
 	if err := Flush(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package anatomy
+package mark
 
 // Open opens a window: what the CPU executes from here to Close is
 // counted by the anatomy plugin, when one is loaded. Elsewhere it is a

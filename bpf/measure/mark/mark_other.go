@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package anatomy
+package mark
 
 // Open and Close mark nothing where the plugin does not run: it decodes
 // x86-64 only.
