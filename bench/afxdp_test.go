@@ -44,9 +44,9 @@ var afxdpVariants = []afxdpVariant{
 // kernelReceiver is the XDP program that does app in the kernel.
 func (v afxdpVariant) kernelReceiver() rig.Receiver {
 	if v.app.Echoes() {
-		return rig.Receiver{Action: rig.Tx, Mode: bpf.XDPNative, Work: rig.WorkTouch}
+		return rig.Receiver{Action: rig.Tx, Mode: bpf.XDPNative, Prog: rig.RxTouch}
 	}
-	return rig.Receiver{Action: rig.Drop, Mode: bpf.XDPNative, Work: rig.WorkDrop}
+	return rig.Receiver{Action: rig.Drop, Mode: bpf.XDPNative, Prog: rig.RxDrop}
 }
 
 // BenchmarkAFXDP answers: what does it cost per packet to hand frames to

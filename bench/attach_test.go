@@ -49,7 +49,7 @@ type attachVariant struct {
 	// generator alone (named none).
 	action rig.Action
 	mode   bpf.XDPMode
-	prog   rig.Work
+	prog   rig.RxProg
 	// dispatcher is direct (no fillers), full (the receiver attached with
 	// the dispatcher full, so it is called through the fallback) or k47
 	// (one filler fewer: the receiver is the 48th program, called directly
@@ -90,8 +90,8 @@ func (v attachVariant) reference() (attachVariant, bool) {
 		return v, false
 	case v.dispatcher == "full":
 		ref.dispatcher = "k47"
-	case v.prog != rig.WorkDrop:
-		ref.prog = rig.WorkDrop
+	case v.prog != rig.RxDrop:
+		ref.prog = rig.RxDrop
 	case v.action == rig.Redirect:
 		ref.action = rig.Tx
 	case v.action != rig.Drop:
@@ -109,7 +109,7 @@ func (v attachVariant) receiver(t *rig.Traffic) rig.Receiver {
 	if v.action == "" {
 		return rig.Receiver{}
 	}
-	r := rig.Receiver{Action: v.action, Mode: v.mode, Work: v.prog}
+	r := rig.Receiver{Action: v.action, Mode: v.mode, Prog: v.prog}
 	switch v.dispatcher {
 	case "full":
 		r.Fill = t.FullFill(r)
@@ -126,26 +126,26 @@ func attachVariants(sweep bool) []attachVariant {
 	vs := []attachVariant{{dispatcher: "direct"}}
 	if !sweep {
 		return append(vs,
-			attachVariant{rig.Drop, bpf.XDPNative, rig.WorkDrop, "direct"},
-			attachVariant{rig.Pass, bpf.XDPNative, rig.WorkDrop, "direct"},
-			attachVariant{rig.Tx, bpf.XDPNative, rig.WorkDrop, "direct"},
-			attachVariant{rig.Redirect, bpf.XDPNative, rig.WorkDrop, "direct"},
-			attachVariant{rig.Drop, bpf.XDPGeneric, rig.WorkDrop, "direct"},
-			attachVariant{rig.Pass, bpf.XDPGeneric, rig.WorkDrop, "direct"},
-			attachVariant{rig.Tx, bpf.XDPGeneric, rig.WorkDrop, "direct"},
-			attachVariant{rig.Drop, bpf.XDPNative, rig.WorkParse, "direct"},
-			attachVariant{rig.Drop, bpf.XDPNative, rig.WorkTouch, "direct"},
-			attachVariant{rig.Drop, bpf.XDPNative, rig.WorkDrop, "full"},
-			attachVariant{rig.Drop, bpf.XDPGeneric, rig.WorkDrop, "full"},
+			attachVariant{rig.Drop, bpf.XDPNative, rig.RxDrop, "direct"},
+			attachVariant{rig.Pass, bpf.XDPNative, rig.RxDrop, "direct"},
+			attachVariant{rig.Tx, bpf.XDPNative, rig.RxDrop, "direct"},
+			attachVariant{rig.Redirect, bpf.XDPNative, rig.RxDrop, "direct"},
+			attachVariant{rig.Drop, bpf.XDPGeneric, rig.RxDrop, "direct"},
+			attachVariant{rig.Pass, bpf.XDPGeneric, rig.RxDrop, "direct"},
+			attachVariant{rig.Tx, bpf.XDPGeneric, rig.RxDrop, "direct"},
+			attachVariant{rig.Drop, bpf.XDPNative, rig.RxParse, "direct"},
+			attachVariant{rig.Drop, bpf.XDPNative, rig.RxTouch, "direct"},
+			attachVariant{rig.Drop, bpf.XDPNative, rig.RxDrop, "full"},
+			attachVariant{rig.Drop, bpf.XDPGeneric, rig.RxDrop, "full"},
 		)
 	}
 	for _, mode := range bpf.XDPModes {
 		for _, action := range rig.Actions {
-			for _, prog := range rig.Works {
+			for _, prog := range rig.RxProgs {
 				vs = append(vs, attachVariant{action, mode, prog, "direct"})
 			}
 		}
-		vs = append(vs, attachVariant{rig.Drop, mode, rig.WorkDrop, "k47"}, attachVariant{rig.Drop, mode, rig.WorkDrop, "full"})
+		vs = append(vs, attachVariant{rig.Drop, mode, rig.RxDrop, "k47"}, attachVariant{rig.Drop, mode, rig.RxDrop, "full"})
 	}
 	return vs
 }
@@ -197,13 +197,13 @@ func BenchmarkAttach(b *testing.B) {
 		var summary func(measure.Result) rig.TrafficResult
 		rows = append(rows, measure.Row{
 			Name: v.name(),
-			Start: func(b *testing.B) measure.Work {
+			Start: func(b *testing.B) measure.Job {
 				if err := t.Set(r); err != nil {
 					b.Fatal(err)
 				}
 				failpoint(b, "attach-"+v.dispatcher) // with everything attached
-				var w measure.Work
-				w, summary = t.Work(r, ref, o.Interleave, nil)
+				var w measure.Job
+				w, summary = t.Job(r, ref, o.Interleave, nil)
 				return w
 			},
 			Report: func(b *testing.B, m measure.Result) []measure.Figure {

@@ -32,9 +32,9 @@ func ifaceTarget() iface.Target {
 // ifaceVariants are the real-NIC mode's receivers: every verdict that
 // leaves the external generator's traffic alone (no tx, no redirect).
 func ifaceVariants(sweep bool) []attachVariant {
-	progs := []rig.Work{rig.WorkDrop}
+	progs := []rig.RxProg{rig.RxDrop}
 	if sweep {
-		progs = rig.Works
+		progs = rig.RxProgs
 	}
 	var vs []attachVariant
 	for _, action := range []rig.Action{rig.Drop, rig.Pass} {
@@ -85,7 +85,7 @@ func benchAttachIface(b *testing.B) {
 		var total iface.Window
 		rows = append(rows, measure.Row{
 			Name: fmt.Sprintf("dev=%s/action=%s/mode=%s/prog=%s", dev, v.action, mode, v.prog),
-			Start: func(b *testing.B) measure.Work {
+			Start: func(b *testing.B) measure.Job {
 				if err := l.Update(rs.Prog(v.action, v.prog)); err != nil {
 					b.Fatalf("switch %s to %s/%s: %v", ifc, v.action, v.prog, err)
 				}
@@ -102,7 +102,7 @@ func benchAttachIface(b *testing.B) {
 					}
 					return s.NsPerPkt(), err
 				}
-				return measure.Work{Streams: []measure.Stream{window}, Sizes: ifaceWindows, Reset: func() { total = iface.Window{} }}
+				return measure.Job{Streams: []measure.Stream{window}, Sizes: ifaceWindows, Reset: func() { total = iface.Window{} }}
 			},
 			Report: func(b *testing.B, r measure.Result) []measure.Figure {
 				harness.Say(b, "", ifaceVerdict(total))

@@ -80,7 +80,7 @@ func BenchmarkCpumap(b *testing.B) {
 	}), "load the cpumap programs")
 	b.Cleanup(func() { objs.Close() })
 	snmp := harness.OpenSNMP(b, run.T.NS)
-	inPlace := rig.Receiver{Action: rig.Drop, Mode: bpf.XDPNative, Work: rig.WorkDrop}
+	inPlace := rig.Receiver{Action: rig.Drop, Mode: bpf.XDPNative, Prog: rig.RxDrop}
 	var rows []harness.RemoteRow
 	for _, v := range cpumapVariants {
 		row := harness.RemoteRow{Name: v.name(), Kernel: &inPlace}

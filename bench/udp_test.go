@@ -100,7 +100,7 @@ func BenchmarkUDP(b *testing.B) {
 // noSocket is the first row: the frames passed to the stack and dropped
 // at UDP, which the namespace's Udp NoPorts counter must count.
 func noSocket(snmp *harness.SNMP) harness.RemotePath {
-	r := rig.Receiver{Action: rig.Pass, Mode: bpf.XDPNative, Work: rig.WorkDrop}
+	r := rig.Receiver{Action: rig.Pass, Mode: bpf.XDPNative, Prog: rig.RxDrop}
 	r.Ext = &rig.Ext{Name: "XDP_PASS to the stack, no socket (Udp NoPorts)", Delivered: func() (uint64, error) { return snmp.Read("Udp", "NoPorts") }}
 	return harness.RemotePath{R: r, Verdict: func(b *testing.B, res rig.TrafficResult, lost float64) (string, []measure.Figure) {
 		return harness.TrafficVerdict(r, res) + fmt.Sprintf("\n  Udp NoPorts counted %d of %d frames the receiver passed", res.Total.Delivered(r), res.Total.Received()), nil
@@ -139,7 +139,7 @@ func (v udpVariant) socket(b *testing.B, run *harness.Remote, snmp *harness.SNMP
 		drops += d - d0
 		return joinErr(err, st.After())
 	}
-	r := rig.Receiver{Action: rig.Pass, Mode: bpf.XDPNative, Work: rig.WorkDrop, Ext: &rig.Ext{
+	r := rig.Receiver{Action: rig.Pass, Mode: bpf.XDPNative, Prog: rig.RxDrop, Ext: &rig.Ext{
 		Name:      fmt.Sprintf("XDP_PASS to a UDP socket read with %s on CPU %d", v.recv, run.CPU),
 		Delivered: st.Watch(func() (uint64, error) { return rx.dgrams.Load(), nil }),
 		Before:    before,

@@ -75,7 +75,7 @@ type RemotePath struct {
 
 // Bench measures every row as a sub-benchmark of b, through the engine's
 // one entry (measure.Family, a Start row each): the path set up, the rig
-// measured (rig.Traffic.Work), the rig's and the stage's metrics
+// measured (rig.Traffic.Job), the rig's and the stage's metrics
 // reported, the row's verdict said.
 func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 	b.Helper()
@@ -85,18 +85,18 @@ func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 		var report func(b *testing.B, res rig.TrafficResult) (string, []measure.Figure)
 		table = append(table, measure.Row{
 			Name: row.Name,
-			Start: func(b *testing.B) measure.Work {
+			Start: func(b *testing.B) measure.Job {
 				if row.Kernel != nil {
-					var w measure.Work
-					w, summary = run.T.Work(*row.Kernel, nil, run.O.Interleave, nil)
+					var w measure.Job
+					w, summary = run.T.Job(*row.Kernel, nil, run.O.Interleave, nil)
 					report = func(b *testing.B, res rig.TrafficResult) (string, []measure.Figure) {
 						return TrafficVerdict(*row.Kernel, res), res.Figures(*row.Kernel)
 					}
 					return w
 				}
 				p := row.Start(b)
-				var w measure.Work
-				w, summary = run.T.Work(p.R, p.Ref, run.O.Interleave, func() {
+				var w measure.Job
+				w, summary = run.T.Job(p.R, p.Ref, run.O.Interleave, func() {
 					if p.Stage != nil {
 						p.Stage.Reset()
 					}

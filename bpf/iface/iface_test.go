@@ -209,11 +209,11 @@ func TestAttachRestores(t *testing.T) {
 	}
 	rs := rig.LoadReceivers(t)
 	t.Run("attached", func(t *testing.T) {
-		l, mode, nativeErr := Attach(t, ifc, rs.Prog(rig.Drop, rig.WorkDrop))
+		l, mode, nativeErr := Attach(t, ifc, rs.Prog(rig.Drop, rig.RxDrop))
 		if mode != bpf.XDPNative || nativeErr != nil {
 			t.Errorf("veth has native XDP, got %s (%v)", mode, nativeErr)
 		}
-		if err := l.Update(rs.Prog(rig.Pass, rig.WorkParse)); err != nil {
+		if err := l.Update(rs.Prog(rig.Pass, rig.RxParse)); err != nil {
 			t.Errorf("switch program: %v", err)
 		}
 		if x, err := ifc.xdpState(); err != nil || !x.Attached {
@@ -236,7 +236,7 @@ func TestMeter(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := rig.LoadReceivers(t)
-	Attach(t, ifc, rs.Prog(rig.Drop, rig.WorkDrop))
+	Attach(t, ifc, rs.Prog(rig.Drop, rig.RxDrop))
 
 	stop := tr.Flood(50_000)
 	var out bytes.Buffer

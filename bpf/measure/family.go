@@ -140,7 +140,7 @@ type Row struct {
 	// amortise (a traffic rig's receivers, a remote stage, a real NIC),
 	// sets the row up in its sub-benchmark and returns its streams: they
 	// are measured there, in a stretch of their own, once a run.
-	Start func(b *testing.B) Work
+	Start func(b *testing.B) Job
 	// Skip, when set, is why the row is not measured: its sub-benchmark
 	// skips saying so. Err, when set, is why its setup failed: its
 	// sub-benchmark fails saying so.
@@ -154,10 +154,10 @@ type Row struct {
 	Report func(b *testing.B, r Result) []Figure
 }
 
-// Work is what a Start row hands the engine: its streams (the one the row
+// Job is what a Start row hands the engine: its streams (the one the row
 // reports first, then what it is paired with), the sizes of their calls,
 // and what to forget after the warm-up (Reset, when set).
-type Work struct {
+type Job struct {
 	Streams []Stream
 	Sizes   CallSizes
 	Reset   func()

@@ -12,7 +12,7 @@ import (
 // the row's setup before it is done once), in rounds on a thread pinned to
 // o.CPU for o.Budget(), and summarises them as Family's rows are, with
 // the share of the CPU's time its vCPU was stolen by the host meanwhile.
-func stretch(b *testing.B, o BenchOptions, w Work) (Result, error) {
+func stretch(b *testing.B, o BenchOptions, w Job) (Result, error) {
 	b.Helper()
 	var r *Rounds
 	var steal sched.StealTally

@@ -75,27 +75,28 @@ func (a Action) verdict() uint32 {
 // echoes says frames with this verdict go back out of B, to A's sink.
 func (a Action) echoes() bool { return a == Tx || a == Redirect }
 
-// A Work is what a rig receiver does with a frame before its verdict.
-type Work string
+// An RxProg is a rig receiver's program: what it does with a frame
+// before its verdict (the rows' prog=).
+type RxProg string
 
-// The receivers' work, progs/attach.c's rx_drop, rx_parse and rx_touch.
+// The receivers' programs, progs/attach.c's rx_drop, rx_parse and rx_touch.
 const (
-	WorkDrop  Work = "drop"  // count and return
-	WorkParse Work = "parse" // also read the Ethernet, IP and UDP headers
-	WorkTouch Work = "touch" // also swap the MAC addresses
+	RxDrop  RxProg = "drop"  // count and return
+	RxParse RxProg = "parse" // also read the Ethernet, IP and UDP headers
+	RxTouch RxProg = "touch" // also swap the MAC addresses
 )
 
-// Works are the receivers' kinds of work.
-var Works = []Work{WorkDrop, WorkParse, WorkTouch}
+// RxProgs are the receivers' programs.
+var RxProgs = []RxProg{RxDrop, RxParse, RxTouch}
 
-// prog is the program of p that does w (nil for an unknown Work).
-func (w Work) prog(p *bpf.AttachPrograms) *ebpf.Program {
+// prog is the program of p that does w (nil for an unknown RxProg).
+func (w RxProg) prog(p *bpf.AttachPrograms) *ebpf.Program {
 	switch w {
-	case WorkDrop:
+	case RxDrop:
 		return p.RxDrop
-	case WorkParse:
+	case RxParse:
 		return p.RxParse
-	case WorkTouch:
+	case RxTouch:
 		return p.RxTouch
 	}
 	return nil
@@ -104,21 +105,21 @@ func (w Work) prog(p *bpf.AttachPrograms) *ebpf.Program {
 // Receiver describes what receives the generator's frames: nothing (the
 // zero Receiver: the generator drops its own frames, gen_drop, which
 // measures the generator alone), one of the rig's programs (Action, Mode,
-// Work, Fill), or another family's program (Mode and an Ext with Prog).
+// Prog, Fill), or another family's program (Mode and an Ext with Prog).
 type Receiver struct {
 	// Action is the rig program's verdict.
 	Action Action
 	// Mode is where the receiver runs.
 	Mode bpf.XDPMode
-	// Work is what the rig program does before its verdict.
-	Work Work
+	// Prog is what the rig program does before its verdict.
+	Prog RxProg
 	// Fill is how many filler programs (see Filler) are attached to devices
 	// of another namespace before the receiver. At Traffic.FullFill the
 	// dispatcher is full when the receiver attaches, and the receiver is
 	// called through the dispatcher's fallback, an indirect call.
 	Fill int
 	// Ext, when set, extends the rig for another family: with its own
-	// program (Ext.Prog; Action and Work are then unset), or with hooks
+	// program (Ext.Prog; Action and Prog are then unset), or with hooks
 	// around one of the rig's.
 	Ext *Ext
 }
@@ -155,7 +156,7 @@ func (r Receiver) String() string {
 	case r.Ext != nil:
 		return fmt.Sprintf("%s %s", r.Mode, r.Ext.Name)
 	}
-	return fmt.Sprintf("%s %s %s, %d fillers", r.Mode, r.Work, r.Action, r.Fill)
+	return fmt.Sprintf("%s %s %s, %d fillers", r.Mode, r.Prog, r.Action, r.Fill)
 }
 
 // ownProg says the receiver brings its own program (Ext.Prog).
@@ -169,16 +170,16 @@ func (r Receiver) check() error {
 		return fmt.Errorf("receiver mode %q: want %v", r.Mode, bpf.XDPModes)
 	}
 	if r.ownProg() {
-		if r.Action != "" || r.Work != "" {
-			return fmt.Errorf("receiver %s brings its own program: it has no rig action (%q) or work (%q)", r.Ext.Name, r.Action, r.Work)
+		if r.Action != "" || r.Prog != "" {
+			return fmt.Errorf("receiver %s brings its own program: it has no rig action (%q) or program (%q)", r.Ext.Name, r.Action, r.Prog)
 		}
 		return nil
 	}
 	if r.Action.verdict() == 0 {
 		return fmt.Errorf("receiver action %q: want %v", r.Action, Actions)
 	}
-	if !slices.Contains(Works, r.Work) {
-		return fmt.Errorf("receiver work %q: want %v", r.Work, Works)
+	if !slices.Contains(RxProgs, r.Prog) {
+		return fmt.Errorf("receiver program %q: want %v", r.Prog, RxProgs)
 	}
 	if r.Fill < 0 || r.Fill > DispatcherMax {
 		return fmt.Errorf("receiver fill %d: want 0 to %d", r.Fill, DispatcherMax)
@@ -238,7 +239,7 @@ func LoadReceivers(tb testing.TB) *Receivers {
 
 // Prog is the rig's receiver program that does w and returns action (nil
 // for an action or work the rig has no program for).
-func (rs *Receivers) Prog(action Action, w Work) *ebpf.Program {
+func (rs *Receivers) Prog(action Action, w RxProg) *ebpf.Program {
 	p := rs.rx[action]
 	if p == nil {
 		return nil

@@ -85,14 +85,14 @@ type TrafficResult struct {
 	Restarts  int
 }
 
-// Work is what the engine measures for a row of r (a measure.Row's
+// Job is what the engine measures for a row of r (a measure.Row's
 // Start): r's frames and, with interleave, the generator alone and, if
 // ref is not nil, ref, in the same rounds, in an order balanced over
 // blocks of rounds, so that all of them see the machine at the same
 // speed. reset, when set, runs once the warm-up is done. summary turns the
 // engine's Result into r's figures: the paired differences, and the
 // totals of r's own calls.
-func (t *Traffic) Work(r Receiver, ref *Receiver, interleave bool, reset func()) (w measure.Work, summary func(measure.Result) TrafficResult) {
+func (t *Traffic) Job(r Receiver, ref *Receiver, interleave bool, reset func()) (w measure.Job, summary func(measure.Result) TrafficResult) {
 	var res TrafficResult
 	stream := func(s Receiver, own bool) measure.Stream {
 		var short ShortCalls

@@ -144,7 +144,7 @@ func (t *Traffic) receiver(r Receiver) *ebpf.Program {
 	if r.ownProg() {
 		return r.Ext.Prog
 	}
-	return t.Prog(r.Action, r.Work)
+	return t.Prog(r.Action, r.Prog)
 }
 
 // detach removes the receiver and the sink.

@@ -24,7 +24,7 @@ import (
 func TestTrafficCatchesVanishedFrames(t *testing.T) {
 	host.RequireRoot(t)
 	tr := NewTraffic(t, 2)
-	r := Receiver{Action: Drop, Mode: bpf.XDPGeneric, Work: WorkDrop}
+	r := Receiver{Action: Drop, Mode: bpf.XDPGeneric, Prog: RxDrop}
 	err := sched.Pinned(testutil.LastCPU(), func() error {
 		if err := tr.Set(r); err != nil {
 			return err
@@ -56,8 +56,8 @@ func TestTrafficCatchesVanishedFrames(t *testing.T) {
 func TestTrafficBenchAccounts(t *testing.T) {
 	host.RequireRoot(t)
 	tr := NewTraffic(t, 2)
-	r := Receiver{Action: Tx, Mode: bpf.XDPNative, Work: WorkDrop}
-	ref := Receiver{Action: Drop, Mode: bpf.XDPNative, Work: WorkDrop}
+	r := Receiver{Action: Tx, Mode: bpf.XDPNative, Prog: RxDrop}
+	ref := Receiver{Action: Drop, Mode: bpf.XDPNative, Prog: RxDrop}
 	o := measure.BenchOptions{CPU: testutil.LastCPU(), CallTime: time.Millisecond, Interleave: true}
 	res := benchFrames(t, 200_000, tr, r, &ref, o)
 	if !res.HaveGen || !res.HaveDelta || res.Calls < 1 {
@@ -100,8 +100,8 @@ func benchFrames(t *testing.T, frames int, tr *Traffic, r Receiver, ref *Receive
 		var summary func(measure.Result) TrafficResult
 		measure.Family(b, o, []measure.Row{{
 			Name: "row",
-			Start: func(b *testing.B) measure.Work {
-				w, sum := tr.Work(r, ref, o.Interleave, nil)
+			Start: func(b *testing.B) measure.Job {
+				w, sum := tr.Job(r, ref, o.Interleave, nil)
 				summary = sum
 				return w
 			},
@@ -124,7 +124,7 @@ func benchFrames(t *testing.T, frames int, tr *Traffic, r Receiver, ref *Receive
 func TestTrafficFullDispatcher(t *testing.T) {
 	host.RequireRoot(t)
 	tr := NewTraffic(t, 2)
-	r := Receiver{Action: Drop, Mode: bpf.XDPNative, Work: WorkDrop}
+	r := Receiver{Action: Drop, Mode: bpf.XDPNative, Prog: RxDrop}
 	r.Fill = tr.FullFill(r)
 	if got := r.Fill + 2; got != DispatcherMax {
 		t.Fatalf("fillers and generators make %d programs, want %d", got, DispatcherMax)
@@ -171,12 +171,12 @@ func countXDPLinks(t *testing.T) int {
 
 func TestReceiverCheck(t *testing.T) {
 	for _, r := range []Receiver{
-		{Action: "abort", Mode: bpf.XDPNative, Work: WorkDrop},
-		{Action: Drop, Mode: "offload", Work: WorkDrop},
-		{Action: Drop, Mode: bpf.XDPNative, Work: "jump"},
-		{Action: Drop, Mode: bpf.XDPNative, Work: WorkDrop, Fill: DispatcherMax + 1},
-		{Action: Drop, Work: WorkDrop},
-		{Action: Drop, Mode: bpf.XDPNative, Work: WorkDrop, Ext: &Ext{Name: "own", Prog: &ebpf.Program{}}},
+		{Action: "abort", Mode: bpf.XDPNative, Prog: RxDrop},
+		{Action: Drop, Mode: "offload", Prog: RxDrop},
+		{Action: Drop, Mode: bpf.XDPNative, Prog: "jump"},
+		{Action: Drop, Mode: bpf.XDPNative, Prog: RxDrop, Fill: DispatcherMax + 1},
+		{Action: Drop, Prog: RxDrop},
+		{Action: Drop, Mode: bpf.XDPNative, Prog: RxDrop, Ext: &Ext{Name: "own", Prog: &ebpf.Program{}}},
 	} {
 		if err := r.check(); err == nil {
 			t.Errorf("%+v: accepted", r)
@@ -184,8 +184,8 @@ func TestReceiverCheck(t *testing.T) {
 	}
 	for _, r := range []Receiver{
 		{},
-		{Action: Pass, Mode: bpf.XDPGeneric, Work: WorkTouch},
-		{Action: Pass, Mode: bpf.XDPNative, Work: WorkDrop, Ext: &Ext{Name: "hooks"}},
+		{Action: Pass, Mode: bpf.XDPGeneric, Prog: RxTouch},
+		{Action: Pass, Mode: bpf.XDPNative, Prog: RxDrop, Ext: &Ext{Name: "hooks"}},
 		{Mode: bpf.XDPNative, Ext: &Ext{Name: "own", Prog: &ebpf.Program{}}},
 	} {
 		if err := r.check(); err != nil {
