@@ -71,7 +71,7 @@ func (e evidence) plus(f evidence) evidence {
 // is not contended: the estimators keep to its fast calls. The calls
 // flagged are the slow ones on which a reference with a say moved, slow
 // now against the calls on which none with a say did. See
-// docs/method.md#contention.
+// docs/method.md#the-judge.
 func judge(calls []Call, th Load, run evidence) Verdict {
 	v := Verdict{Contended: make([]bool, len(calls))}
 	var moved [refs][]bool
@@ -91,26 +91,28 @@ func judge(calls []Call, th Load, run evidence) Verdict {
 	for i, c := range calls {
 		slow[i] = judged[c.Stream] && c.Cost > limit[c.Stream]
 	}
+	// alone says whether k is the only reference of others (and k) that
+	// moved in call i.
+	alone := func(k, i int, others [refs]bool) bool {
+		for j := range others {
+			if others[j] && j != k && moved[j][i] {
+				return false
+			}
+		}
+		return true
+	}
 	// count tallies reference k's moved calls on which none of the
 	// references in others moved, against the free calls.
 	count := func(k int, others [refs]bool) tally {
 		var t tally
 		for i, c := range calls {
-			if !judged[c.Stream] {
-				continue
-			}
 			switch {
+			case !judged[c.Stream]:
 			case free[i]:
 				t.add(false, slow[i])
-			case moved[k][i]:
-				for j := range others {
-					if others[j] && j != k && moved[j][i] {
-						goto next
-					}
-				}
+			case moved[k][i] && alone(k, i, others):
 				t.add(true, slow[i])
 			}
-		next:
 		}
 		return t
 	}
