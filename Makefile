@@ -146,9 +146,9 @@ smoke: ## run every benchmark briefly, failing if any fails (what CI does)
 # benchstat's default -table .config would put each file in a table of its
 # own and compare nothing: one table, a column per file (or per COL). By
 # default only the tables that say what changed (HEADLINE); ALL=1 prints
-# every unit's. Runs that never saw an uncontended core are left out
-# (report -uncontended). Two instruction-count files compare as exact
-# counts.
+# every unit's. Runs with too few free calls are left out (report
+# -uncontended). Two instruction-count files compare as exact counts. The
+# gate ends it (docs/ci.md): make fails when B regressed.
 HEADLINE  ?= .unit:(cycles/op OR delta-ns/op OR ns/pkt OR delta-ns/pkt OR instrs/op OR delta-instrs/op)
 compare: ## compare two results files: what changed, the shift all rows share, the rows beyond the machine's noise, and the gate (make exits 2 when B regressed): make compare A=old.txt B=new.txt [COL=...] [ALL=1] [FAILON=5%|2ns] [TOLERANCE=N]
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=old.txt B=new.txt"; exit 2; }
