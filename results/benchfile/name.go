@@ -1,8 +1,9 @@
 package benchfile
 
 import (
-	"regexp"
 	"strings"
+
+	"golang.org/x/perf/benchfmt"
 )
 
 // A Name is a sub-benchmark name split into the family and its
@@ -32,29 +33,26 @@ func (n Name) Short() string {
 }
 
 // ParseName splits "BenchmarkX/a=1/b=2" (with or without the Benchmark
-// prefix and the -<GOMAXPROCS> suffix) into its family and keys. A part
-// without '=' is kept as a key with an empty value.
+// prefix and the -<GOMAXPROCS> suffix) into its family and keys, as
+// benchfmt.Name.Parts splits it. A part without '=' is kept as a key with
+// an empty value.
 func ParseName(s string) Name {
 	if !strings.HasPrefix(s, "Benchmark") {
 		s = "Benchmark" + s
 	}
-	s = stripProcs(s)
-	parts := strings.Split(s, "/")
-	n := Name{Family: parts[0], Keys: map[string]string{}}
-	for _, p := range parts[1:] {
+	base, parts := benchfmt.Name(s).Parts()
+	n := Name{Family: string(base), Keys: map[string]string{}}
+	for _, p := range parts {
+		p, ok := strings.CutPrefix(string(p), "/")
+		if !ok {
+			continue // -<GOMAXPROCS>
+		}
 		k, v, _ := strings.Cut(p, "=")
 		n.Keys[k] = v
 		n.Order = append(n.Order, k)
 	}
 	return n
 }
-
-var procsSuffix = regexp.MustCompile(`-[0-9]+$`)
-
-// stripProcs removes the -<GOMAXPROCS> suffix go test appends to a name.
-// The suite's style forbids values ending in -<digits>, so the suffix is
-// never part of a value.
-func stripProcs(s string) string { return procsSuffix.ReplaceAllString(s, "") }
 
 // A Sel selects one metric of one sub-benchmark, across its runs.
 type Sel struct {
