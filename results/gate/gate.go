@@ -28,7 +28,6 @@ import (
 	"bpfbench/results/benchfile"
 	"bpfbench/results/drift"
 	"bpfbench/results/mechanism"
-	"bpfbench/results/stat"
 )
 
 // Kind is what two files measured, and so what the gate holds B to.
@@ -104,7 +103,7 @@ func Check(a, b *benchfile.File, o Options) (Result, error) {
 	case a.Icount() || b.Icount():
 		return Result{}, fmt.Errorf("%s and %s: one counts instructions, the other keeps time", a.Path, b.Path)
 	}
-	return timed(a, b, o)
+	return timed(a, b, o), nil
 }
 
 // counted holds B's paths to A's: instrs/op may grow by the tolerance,
@@ -156,8 +155,13 @@ func counted(a, b *benchfile.File, o Options, kind Kind) Result {
 
 // timed holds B's cycles/op to A's: beyond the A/A pair's noise, or the
 // user's threshold.
-func timed(a, b *benchfile.File, o Options) (Result, error) {
+func timed(a, b *benchfile.File, o Options) Result {
 	r := Result{Kind: Timed, Failures: []Failure{}, Notes: []string{}}
+	cycRows := drift.Counts(a, b, "cycles/op") // both files' medians
+	cycles := map[string]drift.Count{}
+	for _, c := range cycRows {
+		cycles[c.Name] = c
+	}
 	var floor *drift.Floor
 	if o.AA[0] != nil {
 		floor, _ = drift.NewFloor(o.AA[0], o.AA[1], "cycles/op")
@@ -173,7 +177,8 @@ func timed(a, b *benchfile.File, o Options) (Result, error) {
 		r.Rows = s.Rows
 		for _, m := range s.Noise {
 			if m.Move > 0 {
-				r.Failures = append(r.Failures, Failure{Row: m.Name, Unit: "cycles/op", A: median(a, m.Name, "cycles/op"), B: median(b, m.Name, "cycles/op"), Rule: "noise",
+				c := cycles[m.Name]
+				r.Failures = append(r.Failures, Failure{Row: m.Name, Unit: "cycles/op", A: c.A, B: c.B, Rule: "noise",
 					Why: fmt.Sprintf("slower by %+.2f%% beyond the shared shift (%+.2f%%), past the machine's A/A floor %.2f%% (p=%.3f)", 100*m.Move, 100*s.Median, 100*floor.Of(m.Name), m.P)})
 			}
 		}
@@ -184,32 +189,23 @@ func timed(a, b *benchfile.File, o Options) (Result, error) {
 	} else {
 		r.Notes = append(r.Notes, "the files share no row in cycles/op")
 	}
-	for _, name := range a.Names {
-		if o.FailPct > 0 {
-			ma, mb := median(a, name, "cycles/op"), median(b, name, "cycles/op")
-			if ma > 0 && mb/ma-1 > o.FailPct/100 {
-				r.Failures = append(r.Failures, Failure{Row: name, Unit: "cycles/op", A: ma, B: mb, Rule: "threshold",
-					Why: fmt.Sprintf("slower by %s, past -fail-on %g%%", pct(ma, mb), o.FailPct)})
-			}
-		}
-		if o.FailNs > 0 {
-			ma, mb := median(a, name, "ns/op"), median(b, name, "ns/op")
-			if !math.IsNaN(ma) && !math.IsNaN(mb) && mb-ma > o.FailNs {
-				r.Failures = append(r.Failures, Failure{Row: name, Unit: "ns/op", A: ma, B: mb, Rule: "threshold",
-					Why: fmt.Sprintf("slower by %+.2f ns/op, past -fail-on %gns", mb-ma, o.FailNs)})
+	if o.FailPct > 0 {
+		for _, c := range cycRows {
+			if c.A > 0 && c.B/c.A-1 > o.FailPct/100 {
+				r.Failures = append(r.Failures, Failure{Row: c.Name, Unit: "cycles/op", A: c.A, B: c.B, Rule: "threshold",
+					Why: fmt.Sprintf("slower by %s, past -fail-on %g%%", pct(c.A, c.B), o.FailPct)})
 			}
 		}
 	}
-	return r, nil
-}
-
-// median is the median of f's runs of name in unit (NaN for none).
-func median(f *benchfile.File, name, unit string) float64 {
-	vs := benchfile.Values(f.Runs[name], unit)
-	if len(vs) == 0 {
-		return math.NaN()
+	if o.FailNs > 0 {
+		for _, c := range drift.Counts(a, b, "ns/op") {
+			if c.B-c.A > o.FailNs {
+				r.Failures = append(r.Failures, Failure{Row: c.Name, Unit: "ns/op", A: c.A, B: c.B, Rule: "threshold",
+					Why: fmt.Sprintf("slower by %+.2f ns/op, past -fail-on %gns", c.B-c.A, o.FailNs)})
+			}
+		}
 	}
-	return stat.Median(vs)
+	return r
 }
 
 // pct is b's change over a in percent.

@@ -28,7 +28,6 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -184,28 +183,21 @@ func writeCSV(path string, calls []call) error {
 }
 
 // report prints each reference's correlation with the loop's cycles per
-// run, and how well a threshold at the suite's rule (Contention) flags
-// the slow calls: those more than 1.2 times the fastest tenth's median.
+// run, and how the suite's judge flags the slow calls: those more than
+// 1.2 times the fastest tenth's median.
 func report(calls []call, loaded bool) {
 	if len(calls) < 10 {
 		fmt.Println("too few calls")
 		return
 	}
+	t := toTrace(calls)
 	cyc := make([]float64, len(calls))
-	for i, c := range calls {
-		cyc[i] = c.xdpNs / c.cycle
+	for i, c := range t.calls {
+		cyc[i] = c.Cost
 	}
-	sorted := append([]float64(nil), cyc...)
-	sort.Float64s(sorted)
-	fast := stats.Sample{Xs: sorted[:len(sorted)/10]}.Quantile(0.5)
-	slow := make([]bool, len(calls))
-	nslow := 0
-	for i := range cyc {
-		slow[i] = cyc[i] > 1.2*fast
-		if slow[i] {
-			nslow++
-		}
-	}
+	fast := t.fastest()
+	slow := t.slowCalls(1.2)
+	nslow, _ := count(slow, slow)
 	fmt.Printf("%d calls; tc drop %.2f cycles/run in the fastest tenth; %d calls (%.1f%%) over 1.2x that\n",
 		len(calls), fast, nslow, 100*float64(nslow)/float64(len(calls)))
 	if loaded {
@@ -227,7 +219,6 @@ func report(calls []call, loaded bool) {
 		}
 		fmt.Printf("%-36s correlation %+.2f; median %.3f\n", name, pearson(xs, cyc), stats.Sample{Xs: xs}.Quantile(0.5))
 	}
-	t := toTrace(calls)
 	v := t.judge()
 	flagged, hit := count(v.Contended, slow)
 	fmt.Printf("the suite's judge flags %d calls, %d of them slow (of %d slow); references with a say: %s\n", flagged, hit, nslow, says(v))
@@ -236,10 +227,11 @@ func report(calls []call, loaded bool) {
 
 // says names the references with a say in v.
 func says(v gauge.Verdict) string {
+	name := [...]string{gauge.Ports: refNames[0], gauge.Caches: refNames[1]}
 	var s []string
 	for k, ok := range v.Say {
 		if ok {
-			s = append(s, refNames[1-k]) // refNames: Ports first, then Caches
+			s = append(s, name[k])
 		}
 	}
 	if len(s) == 0 {
@@ -252,11 +244,7 @@ func says(v gauge.Verdict) string {
 func toTrace(calls []call) trace {
 	var t trace
 	for _, c := range calls {
-		var l gauge.Load
-		l[gauge.Ports], l[gauge.Caches] = c.refs[0], c.refs[1]
-		t.on = append(t.on, c.on)
-		t.after = append(t.after, l)
-		t.calls = append(t.calls, gauge.Call{Cost: c.xdpNs / c.cycle})
+		t.add(c.on, c.xdpNs/c.cycle, c.refs[0], c.refs[1])
 	}
 	return t
 }

@@ -28,6 +28,16 @@ type trace struct {
 	after []gauge.Load
 }
 
+// add appends a call of cost cycles per run, after which the spread loop
+// read spread (Load[Ports]) and the 64 KiB chase chase (Load[Caches]).
+func (t *trace) add(on bool, cost, spread, chase float64) {
+	var l gauge.Load
+	l[gauge.Ports], l[gauge.Caches] = spread, chase
+	t.on = append(t.on, on)
+	t.after = append(t.after, l)
+	t.calls = append(t.calls, gauge.Call{Cost: cost})
+}
+
 // readTrace reads a trace from a CSV file, gzipped or not.
 func readTrace(path string) (trace, error) {
 	data, err := os.ReadFile(path)
@@ -76,11 +86,7 @@ func parseTrace(r io.Reader) (trace, error) {
 		if f[1] <= 0 {
 			return trace{}, fmt.Errorf("line %d: cycle_ns %v", len(t.calls)+2, f[1])
 		}
-		var l gauge.Load
-		l[gauge.Ports], l[gauge.Caches] = f[2], f[3]
-		t.on = append(t.on, rec[0] == "true")
-		t.after = append(t.after, l)
-		t.calls = append(t.calls, gauge.Call{Cost: f[0] / f[1]})
+		t.add(rec[0] == "true", f[0]/f[1], f[2], f[3])
 	}
 	if len(t.calls) == 0 {
 		return trace{}, errors.New("no calls")
@@ -148,15 +154,20 @@ func (t trace) raised() []bool {
 	return r
 }
 
-// slowCalls is which calls cost more than f times the median of the
-// fastest tenth: how the traces' recordings counted slow calls.
-func (t trace) slowCalls(f float64) []bool {
+// fastest is the median cost of the fastest tenth of t's calls.
+func (t trace) fastest() float64 {
 	costs := make([]float64, len(t.calls))
 	for i, c := range t.calls {
 		costs[i] = c.Cost
 	}
 	slices.Sort(costs)
-	fast := stats.Sample{Xs: costs[:max(len(costs)/10, 1)]}.Quantile(0.5)
+	return stats.Sample{Xs: costs[:max(len(costs)/10, 1)]}.Quantile(0.5)
+}
+
+// slowCalls is which calls cost more than f times the median of the
+// fastest tenth: how the traces' recordings counted slow calls.
+func (t trace) slowCalls(f float64) []bool {
+	fast := t.fastest()
 	slow := make([]bool, len(t.calls))
 	for i, c := range t.calls {
 		slow[i] = c.Cost > f*fast
