@@ -12,7 +12,6 @@ import (
 	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
-	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
 	"bpfbench/bpf/xsk"
@@ -82,7 +81,7 @@ func BenchmarkAFXDP(b *testing.B) {
 		b.Fatal(err)
 	}
 	var objs bpf.AfxdpObjects
-	probe.Require(b, spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{
+	record.Require(b, spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{
 		MapReplacements: map[string]*ebpf.Map{bpf.AfxdpMapRxCount: run.T.RxCount()},
 	}), "load the AF_XDP redirect program")
 	b.Cleanup(func() { objs.Close() })
@@ -160,7 +159,7 @@ func openXSK(tb testing.TB, t *rig.Traffic, queue int, zerocopy bool) *xsk.Socke
 		return err
 	})
 	if zerocopy && errors.Is(err, unix.EOPNOTSUPP) {
-		probe.Skipf(tb, "%s: %v: the driver has no AF_XDP zero-copy support", t.Pair.B.Name, err)
+		record.Skipf(tb, "%s: %v: the driver has no AF_XDP zero-copy support", t.Pair.B.Name, err)
 	}
 	if err != nil {
 		tb.Fatalf("%s: %v", t.Pair.B.Name, err)

@@ -13,6 +13,7 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/iface"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
 	"golang.org/x/perf/benchfmt"
@@ -183,6 +184,7 @@ func BenchmarkAttach(b *testing.B) {
 		benchAttachIface(b)
 		return
 	}
+	record.Require(b, probe.HaveLiveFrames(), "traffic generator")
 	t := rig.NewTraffic(b, 2)
 	o := benchOptions()
 	var rows []measure.Row
@@ -215,7 +217,7 @@ func BenchmarkAttach(b *testing.B) {
 				if !r.GeneratorOnly() {
 					msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + harness.Indent(res.Total.RX.Table(), "  ")
 				}
-				harness.Say(b, "", msg)
+				harness.Say(b, record, "", msg)
 				return res.Figures(r)
 			},
 		})

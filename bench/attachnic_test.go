@@ -105,7 +105,7 @@ func benchAttachIface(b *testing.B) {
 				return measure.Job{Streams: []measure.Stream{window}, Sizes: ifaceWindows, Reset: func() { total = iface.Window{} }}
 			},
 			Report: func(b *testing.B, r measure.Result) []measure.Figure {
-				harness.Say(b, "", ifaceVerdict(total))
+				harness.Say(b, record, "", ifaceVerdict(total))
 				return ifaceFigures(total, r.Ns)
 			},
 		})

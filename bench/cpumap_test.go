@@ -12,7 +12,6 @@ import (
 	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
-	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
 
@@ -75,7 +74,7 @@ func BenchmarkCpumap(b *testing.B) {
 		b.Fatalf("set target_cpu: %v", err)
 	}
 	var objs bpf.CpumapObjects
-	probe.Require(b, spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{
+	record.Require(b, spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{
 		MapReplacements: map[string]*ebpf.Map{bpf.CpumapMapRxCount: run.T.RxCount()},
 	}), "load the cpumap programs")
 	b.Cleanup(func() { objs.Close() })

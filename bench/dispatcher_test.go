@@ -9,7 +9,6 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/measure/testrun"
-	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
 	"github.com/cilium/ebpf"
@@ -65,7 +64,7 @@ func BenchmarkDispatcher(b *testing.B) {
 	var disps []*bpf.DispatcherObjects
 	for range f.layouts {
 		disp := new(bpf.DispatcherObjects)
-		probe.Require(b, bpf.LoadDispatcherObjects(disp, nil), "load dispatcher programs")
+		record.Require(b, bpf.LoadDispatcherObjects(disp, nil), "load dispatcher programs")
 		b.Cleanup(func() { disp.Close() })
 		disps = append(disps, disp)
 	}

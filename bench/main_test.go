@@ -187,7 +187,7 @@ func run(m *testing.M) int {
 	if benchmarking() {
 		// After the results, in lines benchfmt passes over: what was
 		// measured, what was skipped and why, what to read with care.
-		probe.WriteSummary(os.Stdout)
+		record.WriteSummary(os.Stdout)
 		if err := writeDiagnostics(*flagDiag); err != nil {
 			fmt.Fprintln(os.Stderr, "bpfbench:", err)
 			return 1
@@ -219,7 +219,7 @@ func writeDiagnostics(path string) error {
 	for _, u := range clocks().DiagUnitLines() {
 		fmt.Fprintln(f, u)
 	}
-	if err := probe.WriteDiagnostics(f); err != nil {
+	if err := record.WriteDiagnostics(f); err != nil {
 		f.Close()
 		return fmt.Errorf("diagnostics: %w", err)
 	}
@@ -280,7 +280,8 @@ func benchOptions() measure.BenchOptions {
 	allowed, _ := sched.AllowedCPUs()
 	cpu, _ := sched.PickCPU(*flagCPU, allowed)
 	return measure.BenchOptions{CPU: cpu, CallTime: *flagCallTime, Interleave: *flagInterleave,
-		Resolution: *flagResol, MaxTime: *flagBudget, Contention: contention, Clocks: clocks(), Emulated: probe.Emulated()}
+		Resolution: *flagResol, MaxTime: *flagBudget, Contention: contention, Clocks: clocks(), Emulated: probe.Emulated(),
+		Record: record}
 }
 
 // clocks says what the machine's clocks count, time or instructions
@@ -294,23 +295,36 @@ var clocks = sync.OnceValue(func() measure.Clocks {
 // every family: a contended state can outlast a family.
 var contention = new(gauge.Contention)
 
+// record is the run's record of its rows (measure.Record): what became of
+// each, why rows skipped, which to read with care, and their diagnostics,
+// which TestMain writes after the results.
+var record = new(measure.Record)
+
 // failEnv names a point at which the suite fails on purpose, or with
 // "block:" before it stops there until killed (see failpoint): how tests
 // prove that a run failing or killed half-way leaves the machine as it
 // found it, or that the next run repairs it.
 const failEnv = "BPFBENCH_FAIL_AT"
 
-// failpoint fails tb when failEnv names this point, and blocks forever,
-// after saying so on stderr, when it names it after "block:".
+// failpoint fails tb at point name when failEnv names it (failAt).
 func failpoint(tb testing.TB, name string) {
 	tb.Helper()
+	if err := failAt(name); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// failAt is an error when failEnv names point name, and blocks forever,
+// after saying so on stderr, when it names it after "block:".
+func failAt(name string) error {
 	switch os.Getenv(failEnv) {
 	case name:
-		tb.Fatalf("failing on purpose at %s (%s)", name, failEnv)
+		return fmt.Errorf("failing on purpose at %s (%s)", name, failEnv)
 	case "block:" + name:
 		fmt.Fprintf(os.Stderr, "bpfbench: blocking at %s (%s) until killed\n", name, failEnv)
 		for {
 			time.Sleep(time.Hour)
 		}
 	}
+	return nil
 }

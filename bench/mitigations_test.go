@@ -12,11 +12,9 @@ import (
 	"time"
 
 	"bpfbench/bpf"
-	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/testrun"
-	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
 	"github.com/cilium/ebpf"
@@ -106,21 +104,27 @@ func newMitigationsFamily(tb testing.TB) *mitigationsFamily {
 // program, at load, so the programs keep it after the sysctl is restored.
 func loadHardened(tb testing.TB, level string) []*bpf.XDPObjects {
 	tb.Helper()
-	var loads []*bpf.XDPObjects
-	func() {
-		s := &harness.ScopedTB{TB: tb}
-		defer s.End()
-		host.SetSysctl(s, hardenSysctl, level)
-		failpoint(tb, "harden-"+level)
-		for range layouts() {
-			objs := new(bpf.XDPObjects)
-			if err := bpf.LoadXDPObjects(objs, nil); err != nil {
-				tb.Fatalf("load XDP programs with %s=%s: %v", hardenSysctl, level, err)
+	undo, err := host.ChangeSysctl(hardenSysctl, level)
+	if undo != nil {
+		defer func() {
+			if err := undo(); err != nil {
+				tb.Errorf("host: %v", err)
 			}
-			tb.Cleanup(func() { objs.Close() })
-			loads = append(loads, objs)
+		}()
+	}
+	if err != nil {
+		tb.Fatalf("host: %v", err)
+	}
+	failpoint(tb, "harden-"+level)
+	var loads []*bpf.XDPObjects
+	for range layouts() {
+		objs := new(bpf.XDPObjects)
+		if err := bpf.LoadXDPObjects(objs, nil); err != nil {
+			tb.Fatalf("load XDP programs with %s=%s: %v", hardenSysctl, level, err)
 		}
-	}()
+		tb.Cleanup(func() { objs.Close() })
+		loads = append(loads, objs)
+	}
 	return loads
 }
 
@@ -216,7 +220,7 @@ func BenchmarkMitigations(b *testing.B) {
 	for _, v := range mitigationVariants() {
 		n, err := jitedBytes(v.prog.Of(f.objs(v)[0]))
 		if errors.Is(err, ebpf.ErrNotSupported) {
-			probe.Skipf(b, "the JIT image size, which hardening changes, is unavailable (net.core.bpf_jit_enable=0?): %v", err)
+			record.Skipf(b, "the JIT image size, which hardening changes, is unavailable (net.core.bpf_jit_enable=0?): %v", err)
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -232,7 +236,7 @@ func BenchmarkMitigations(b *testing.B) {
 		}
 		w, err := watchStats(loops, on)
 		if errors.Is(err, ebpf.ErrNotSupported) {
-			probe.Skipf(b, "program run-time stats (5.1), which prove when stats were on: %v", err)
+			record.Skipf(b, "program run-time stats (5.1), which prove when stats were on: %v", err)
 		}
 		if err != nil {
 			b.Fatal(err)

@@ -7,11 +7,9 @@ package bench
 // function in a bpf_loop.
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 
-	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/probe"
@@ -86,8 +84,11 @@ func (k *trampKernelHooks) only(sw *trampHookSwitch) func() error {
 }
 
 // kernelHookRow is the row of the driver of h.target with and without h.
-func (f *trampolineFamily) kernelHookRow(tb testing.TB, h trampHook, hooks *trampKernelHooks) measure.Row {
-	drv := f.driver(tb, h.target)
+func (f *trampolineFamily) kernelHookRow(h trampHook, hooks *trampKernelHooks) (measure.Row, error) {
+	drv, err := f.driver(h.target)
+	if err != nil {
+		return measure.Row{}, err
+	}
 	loop := func(hooks uint64, prepare func() error) *testrun.Loop {
 		return &testrun.Loop{
 			Prog: drv, Runs: f.core.Calls, Iterations: f.core.Iterations, Prepare: prepare,
@@ -98,59 +99,79 @@ func (f *trampolineFamily) kernelHookRow(tb testing.TB, h trampHook, hooks *tram
 		}
 	}
 	if h.prog == "" {
-		return measure.Row{Variant: loop(0, hooks.only(nil))}
+		return measure.Row{Variant: loop(0, hooks.only(nil))}, nil
 	}
 	if h.require != nil {
-		h.require(tb)
+		if err := h.require(); err != nil {
+			return measure.Row{}, err
+		}
 	}
 	// One load first, to tell a refused or unsupported load from a
 	// failing one before anything is attached.
-	f.load(tb, h.prog, nil)
+	if _, err := f.load(h.prog, nil); err != nil {
+		return measure.Row{}, err
+	}
 	sw := &trampHookSwitch{load: func() (*ebpf.Program, error) { return f.tryLoad(h.prog, nil) }, link: h.link}
-	tb.Cleanup(func() {
+	f.tb.Cleanup(func() {
 		if err := sw.detach(); err != nil {
-			tb.Error(err)
+			f.tb.Error(err)
 		}
 	})
 	doing := "attach " + h.prog
 	if h.feature != "" {
 		doing += " (" + h.feature + ")"
 	}
-	probe.Require(tb, sw.attach(), doing)
-	failpoint(tb, "trampoline-attached")
-	probe.Require(tb, sw.detach(), "detach "+h.prog)
+	if err := sw.attach(); err != nil {
+		return measure.Row{}, fmt.Errorf("%s: %w", doing, err)
+	}
+	if err := failAt("trampoline-attached"); err != nil {
+		return measure.Row{}, err
+	}
+	if err := sw.detach(); err != nil {
+		return measure.Row{}, fmt.Errorf("detach %s: %w", h.prog, err)
+	}
 	hooks.all = append(hooks.all, sw)
-	return measure.Row{Variant: loop(1, hooks.only(sw)), Base: loop(0, hooks.only(nil))}
+	return measure.Row{Variant: loop(1, hooks.only(sw)), Base: loop(0, hooks.only(nil))}, nil
 }
 
 // driver loads the driver program that calls target.
-func (f *trampolineFamily) driver(tb testing.TB, target string) *ebpf.Program {
-	tb.Helper()
-	host.RequireRoot(tb)
-	probe.Require(tb, features.HaveProgramHelper(ebpf.RawTracepoint, asm.FnLoop), "bpf_loop in a raw_tp program (Linux 5.17)")
+func (f *trampolineFamily) driver(target string) (*ebpf.Program, error) {
+	if err := features.HaveProgramHelper(ebpf.RawTracepoint, asm.FnLoop); err != nil {
+		return nil, fmt.Errorf("bpf_loop in a raw_tp program (Linux 5.17): %w", err)
+	}
 	name := trampDrivers[target]
 	if target == "kfunc" {
-		err := probe.HaveKfunc(trampKfunc)
-		if errors.Is(err, ebpf.ErrNotSupported) {
-			probe.Skipf(tb, "driver %s: this kernel lacks the kfunc %s and its tracepoint %s (Linux 6.10): %v", name, trampKfunc, trampTracepoint, err)
+		if err := probe.HaveKfunc(trampKfunc); err != nil {
+			return nil, fmt.Errorf("driver %s needs the kfunc %s and its tracepoint %s (Linux 6.10): %w", name, trampKfunc, trampTracepoint, err)
 		}
-		probe.Require(tb, err, "look up the kfunc "+trampKfunc)
 	}
-	p, err := f.tryLoad(name, nil)
-	probe.RequireLoaded(tb, err, f.spec.Programs[name])
-	tb.Cleanup(func() { p.Close() })
-	return p
+	return f.load(name, nil)
 }
 
 func attachTracing(p *ebpf.Program) (link.Link, error) {
 	return link.AttachTracing(link.TracingOptions{Program: p})
 }
 
+// attachTo is a load's edit that attaches program prog to function fn
+// of the BPF program tgt.
+func attachTo(prog string, tgt *ebpf.Program, fn string) func(*ebpf.CollectionSpec) error {
+	return func(cs *ebpf.CollectionSpec) error {
+		cs.Programs[prog].AttachTarget = tgt
+		cs.Programs[prog].AttachTo = fn
+		return nil
+	}
+}
+
 // xdpHooksRow attaches n fentry/fexit programs to a fresh copy of the
 // XDP program, to be measured against the unhooked one.
-func (f *trampolineFamily) xdpHooksRow(tb testing.TB, attach string, n int) measure.Row {
-	probe.RequireTracing(tb)
-	tgt := f.load(tb, "target", nil)
+func (f *trampolineFamily) xdpHooksRow(attach string, n int) (measure.Row, error) {
+	if err := probe.Tracing(); err != nil {
+		return measure.Row{}, err
+	}
+	tgt, err := f.load("target", nil)
+	if err != nil {
+		return measure.Row{}, err
+	}
 	for i := range n {
 		prog := "on_entry"
 		if attach == "fexit" || (attach == "both" && i >= n/2) {
@@ -158,65 +179,79 @@ func (f *trampolineFamily) xdpHooksRow(tb testing.TB, attach string, n int) meas
 		}
 		// A fresh program per attachment: one whose target is a BPF
 		// program cannot be attached again once its link is closed.
-		p := f.load(tb, prog, func(cs *ebpf.CollectionSpec) {
-			cs.Programs[prog].AttachTarget = tgt
-			cs.Programs[prog].AttachTo = "target"
-		})
+		p, err := f.load(prog, attachTo(prog, tgt, "target"))
+		if err != nil {
+			return measure.Row{}, err
+		}
 		l, err := link.AttachTracing(link.TracingOptions{Program: p})
-		probe.Require(tb, err, fmt.Sprintf("attach %s program %d of %d to an XDP program", prog, i+1, n))
-		tb.Cleanup(func() { l.Close() })
+		if err != nil {
+			return measure.Row{}, fmt.Errorf("attach %s program %d of %d to an XDP program: %w", prog, i+1, n, err)
+		}
+		f.tb.Cleanup(func() { l.Close() })
 	}
-	failpoint(tb, "trampoline-attached")
-	return measure.Row{Variant: f.xdpLoop(tgt, uint64(n)), Base: f.xdpLoop(f.core.Target, 0), Report: perTrampProg(n)}
+	if err := failAt("trampoline-attached"); err != nil {
+		return measure.Row{}, err
+	}
+	return measure.Row{Variant: f.xdpLoop(tgt, uint64(n)), Base: f.xdpLoop(f.core.Target, 0), Report: perTrampProg(n)}, nil
 }
 
 // chainRow loads a dispatcher whose n stubs freplace replaced
 // (attach=freplace), measured against one program doing the same work
 // (attach=inline, measured alone).
-func (f *trampolineFamily) chainRow(tb testing.TB, attach string, n int) measure.Row {
+func (f *trampolineFamily) chainRow(attach string, n int) (measure.Row, error) {
 	// The inline rows are the freplace rows' baselines: without freplace
 	// they answer nothing BenchmarkXDP does not.
-	probe.RequireTracing(tb)
-	setN := numProgs(tb, n)
+	if err := probe.Tracing(); err != nil {
+		return measure.Row{}, err
+	}
+	setN := numProgs(n)
 	loop := func(p *ebpf.Program) *testrun.Loop {
 		l := f.xdpLoop(p, 0)
 		l.Counters = append(l.Counters, testrun.Counter{Name: "chain_runs", Var: f.core.ChainRuns, PerRepeat: uint64(n)})
 		return l
 	}
-	single := f.load(tb, "single", setN)
-	if attach == "inline" {
-		return measure.Row{Variant: loop(single)}
+	single, err := f.load("single", setN)
+	if err != nil {
+		return measure.Row{}, err
 	}
-	disp := f.load(tb, "dispatcher", setN)
-	probe.Require(tb, f.replaceStubs(tb, disp, n), "freplace")
-	failpoint(tb, "trampoline-attached")
-	return measure.Row{Variant: loop(disp), Base: loop(single), Report: perTrampProg(n)}
+	if attach == "inline" {
+		return measure.Row{Variant: loop(single)}, nil
+	}
+	disp, err := f.load("dispatcher", setN)
+	if err != nil {
+		return measure.Row{}, err
+	}
+	if err := f.replaceStubs(disp, n); err != nil {
+		return measure.Row{}, fmt.Errorf("freplace: %w", err)
+	}
+	if err := failAt("trampoline-attached"); err != nil {
+		return measure.Row{}, err
+	}
+	return measure.Row{Variant: loop(disp), Base: loop(single), Report: perTrampProg(n)}, nil
 }
 
 // numProgs sets the freplace dispatcher's (and the single program's)
 // number of stubs, num_progs.
-func numProgs(tb testing.TB, n int) func(*ebpf.CollectionSpec) {
-	return func(cs *ebpf.CollectionSpec) {
-		if err := cs.Variables["num_progs"].Set(uint32(n)); err != nil {
-			tb.Fatal(err)
-		}
+func numProgs(n int) func(*ebpf.CollectionSpec) error {
+	return func(cs *ebpf.CollectionSpec) error {
+		return cs.Variables["num_progs"].Set(uint32(n))
 	}
 }
 
 // replaceStubs replaces disp's first n stubs (prog0, prog1, ...) with the
-// chained program (freplace), detached at tb's cleanup.
-func (f *trampolineFamily) replaceStubs(tb testing.TB, disp *ebpf.Program, n int) error {
+// chained program (freplace), detached when the family ends.
+func (f *trampolineFamily) replaceStubs(disp *ebpf.Program, n int) error {
 	for i := range n {
 		stub := fmt.Sprintf("prog%d", i)
-		p := f.load(tb, "chained", func(cs *ebpf.CollectionSpec) {
-			cs.Programs["chained"].AttachTarget = disp
-			cs.Programs["chained"].AttachTo = stub
-		})
+		p, err := f.load("chained", attachTo("chained", disp, stub))
+		if err != nil {
+			return err
+		}
 		l, err := link.AttachFreplace(nil, "", p)
 		if err != nil {
 			return fmt.Errorf("%s: %w", stub, err)
 		}
-		tb.Cleanup(func() { l.Close() })
+		f.tb.Cleanup(func() { l.Close() })
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"bpfbench/bpf"
-	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/tracefs"
 	"bpfbench/bpf/measure"
@@ -50,9 +49,9 @@ type trampHook struct {
 	// feature names what attaching needs, for the skip message of a
 	// kernel that lacks it.
 	feature string
-	// require skips the row on kernels that lack the hook, and sets up
-	// what attaching it needs from the host.
-	require func(tb testing.TB)
+	// require is nil where the kernel has the hook, and otherwise why the
+	// row skips (an error the skip rule reads: probe.SkipReason).
+	require func() error
 	// link attaches the hook program.
 	link func(p *ebpf.Program) (link.Link, error)
 }
@@ -60,12 +59,12 @@ type trampHook struct {
 // trampHooks: each target's first row is its baseline.
 var trampHooks = []trampHook{
 	{target: "helper", attach: "none"},
-	{target: "helper", attach: "fentry", prog: "helper_fentry", require: probe.RequireTracing, link: attachTracing},
-	{target: "helper", attach: "fexit", prog: "helper_fexit", require: probe.RequireTracing, link: attachTracing},
-	{target: "helper", attach: "kprobe", prog: "helper_kprobe", require: probe.RequireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "fentry", prog: "helper_fentry", require: probe.Tracing, link: attachTracing},
+	{target: "helper", attach: "fexit", prog: "helper_fexit", require: probe.Tracing, link: attachTracing},
+	{target: "helper", attach: "kprobe", prog: "helper_kprobe", require: probe.Kprobes, link: func(p *ebpf.Program) (link.Link, error) {
 		return link.Kprobe(trampHelper, p, nil)
 	}},
-	{target: "helper", attach: "kretprobe", prog: "helper_kretprobe", require: probe.RequireKprobes, link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "kretprobe", prog: "helper_kretprobe", require: probe.Kprobes, link: func(p *ebpf.Program) (link.Link, error) {
 		return link.Kretprobe(trampHelper, p, nil)
 	}},
 	{target: "helper", attach: "kprobe-multi", prog: "helper_kprobe_multi", feature: "kprobe-multi links: Linux 5.18 with CONFIG_FPROBE", link: func(p *ebpf.Program) (link.Link, error) {
@@ -86,7 +85,7 @@ var trampHooks = []trampHook{
 		})
 		return l, err
 	}},
-	{target: "kfunc", attach: "fmod_ret", prog: "kfunc_fmod_ret", require: probe.RequireTracing, link: attachTracing},
+	{target: "kfunc", attach: "fmod_ret", prog: "kfunc_fmod_ret", require: probe.Tracing, link: attachTracing},
 }
 
 const (
@@ -135,15 +134,15 @@ func BenchmarkTrampoline(b *testing.B) {
 			if attach == "both" && n%2 != 0 {
 				continue
 			}
-			rows = append(rows, f.row(b, fmt.Sprintf("target=xdp/attach=%s/progs=%d", attach, n), func(tb testing.TB) measure.Row {
-				return f.xdpHooksRow(tb, attach, n)
+			rows = append(rows, f.row(b, fmt.Sprintf("target=xdp/attach=%s/progs=%d", attach, n), func() (measure.Row, error) {
+				return f.xdpHooksRow(attach, n)
 			}))
 		}
 	}
 	for n := 1; n <= trampMaxChain; n++ {
 		for _, attach := range []string{"inline", "freplace"} {
-			rows = append(rows, f.row(b, fmt.Sprintf("target=xdp/attach=%s/chain=%d", attach, n), func(tb testing.TB) measure.Row {
-				return f.chainRow(tb, attach, n)
+			rows = append(rows, f.row(b, fmt.Sprintf("target=xdp/attach=%s/chain=%d", attach, n), func() (measure.Row, error) {
+				return f.chainRow(attach, n)
 			}))
 		}
 	}
@@ -153,8 +152,8 @@ func BenchmarkTrampoline(b *testing.B) {
 		if h.prog == "" {
 			n = 0
 		}
-		rows = append(rows, f.row(b, fmt.Sprintf("target=%s/attach=%s/progs=%d", h.target, h.attach, n), func(tb testing.TB) measure.Row {
-			return f.kernelHookRow(tb, h, hooks)
+		rows = append(rows, f.row(b, fmt.Sprintf("target=%s/attach=%s/progs=%d", h.target, h.attach, n), func() (measure.Row, error) {
+			return f.kernelHookRow(h, hooks)
 		}))
 	}
 	// Registered last, so it runs first: the XDP program the family
@@ -167,14 +166,22 @@ func BenchmarkTrampoline(b *testing.B) {
 	measure.Family(b, benchOptions(), rows)
 }
 
-// row sets up the row name with setup (harness.SetupRow), unless -test.bench
-// leaves it out: attaching 38 programs for a row nobody asked for costs
-// seconds in an emulated guest.
-func (f *trampolineFamily) row(b *testing.B, name string, setup func(tb testing.TB) measure.Row) measure.Row {
+// row sets up the row name with setup, unless -test.bench leaves it out:
+// attaching 38 programs for a row nobody asked for costs seconds in an
+// emulated guest. A setup's error is the row's (measure.Row.Err): its
+// sub-benchmark skips or fails by it, and the family's other rows are
+// measured. What a setup attaches is released when the family ends, so
+// that it stays attached while the family measures its rows together.
+func (f *trampolineFamily) row(b *testing.B, name string, setup func() (measure.Row, error)) measure.Row {
 	if !pattern.Selected(b, name) {
 		return measure.Row{Name: name}
 	}
-	return harness.SetupRow(b, name, setup)
+	row, err := setup()
+	if err != nil {
+		return measure.Row{Name: name, Err: err}
+	}
+	row.Name = name
+	return row
 }
 
 // trampolineFamily holds what every row shares: the collection spec, the
@@ -193,17 +200,20 @@ type trampolineFamily struct {
 	}
 	holder *rig.Holder
 	frame  []byte
+	// tb is the family's benchmark (or a test's): what the rows load and
+	// attach is released at its end.
+	tb testing.TB
 }
 
 func newTrampolineFamily(tb testing.TB) *trampolineFamily {
 	tb.Helper()
 	host.RequireRoot(tb)
-	f := &trampolineFamily{}
+	f := &trampolineFamily{tb: tb}
 	var err error
 	if f.spec, err = bpf.LoadTrampoline(); err != nil {
 		tb.Fatal(err)
 	}
-	probe.Require(tb, f.spec.LoadAndAssign(&f.core, nil), "load the trampoline family's XDP program")
+	record.Require(tb, f.spec.LoadAndAssign(&f.core, nil), "load the trampoline family's XDP program")
 	tb.Cleanup(func() {
 		f.core.Target.Close()
 		f.core.Bss.Close()
@@ -215,17 +225,21 @@ func newTrampolineFamily(tb testing.TB) *trampolineFamily {
 	return f
 }
 
-// load loads a fresh copy of program name, sharing the family's counters.
-// edit may change the spec first (attach target, constants).
-func (f *trampolineFamily) load(tb testing.TB, name string, edit func(*ebpf.CollectionSpec)) *ebpf.Program {
-	tb.Helper()
+// load loads a fresh copy of program name, sharing the family's counters,
+// closed when the family ends. edit may change the spec first (attach
+// target, constants).
+func (f *trampolineFamily) load(name string, edit func(*ebpf.CollectionSpec) error) (*ebpf.Program, error) {
 	p, err := f.tryLoad(name, edit)
-	probe.RequireLoaded(tb, err, f.spec.Programs[name])
-	tb.Cleanup(func() { p.Close() })
-	return p
+	if err != nil {
+		return nil, err
+	}
+	f.tb.Cleanup(func() { p.Close() })
+	return p, nil
 }
 
-func (f *trampolineFamily) tryLoad(name string, edit func(*ebpf.CollectionSpec)) (*ebpf.Program, error) {
+// tryLoad is load leaving the program's closing to the caller. A load
+// the host's policy refused says so (probe.ClassifyLoad).
+func (f *trampolineFamily) tryLoad(name string, edit func(*ebpf.CollectionSpec) error) (*ebpf.Program, error) {
 	cs := f.spec.Copy()
 	for n := range cs.Programs {
 		if n != name {
@@ -233,13 +247,15 @@ func (f *trampolineFamily) tryLoad(name string, edit func(*ebpf.CollectionSpec))
 		}
 	}
 	if edit != nil {
-		edit(cs)
+		if err := edit(cs); err != nil {
+			return nil, fmt.Errorf("load %s: %w", name, err)
+		}
 	}
 	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{
 		MapReplacements: map[string]*ebpf.Map{".bss": f.core.Bss},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("load %s (%s): %w", name, cs.Programs[name].SectionName, err)
+		return nil, fmt.Errorf("load %s (%s): %w", name, cs.Programs[name].SectionName, probe.ClassifyLoad(err, cs.Programs[name]))
 	}
 	defer coll.Close()
 	return coll.DetachProgram(name), nil
@@ -260,13 +276,14 @@ func (f *trampolineFamily) xdpLoop(p *ebpf.Program, hooks uint64) *testrun.Loop 
 // fail the measurement.
 func TestTrampolineDriverCounts(t *testing.T) {
 	f := newTrampolineFamily(t)
-	drv := f.driver(t, "helper")
+	drv, err := f.driver("helper")
+	probe.Require(t, err, "load the helper's driver")
 	loop := &testrun.Loop{
 		Prog: drv, Runs: f.core.Calls, Iterations: f.core.Iterations,
 		Counters: []testrun.Counter{{Name: "driver runs", Var: f.core.Runs, PerCall: 1}},
 		Emulated: probe.Emulated(),
 	}
-	err := sched.Pinned(benchOptions().CPU, func() error {
+	err = sched.Pinned(benchOptions().CPU, func() error {
 		s, err := loop.Measure(100_000)
 		if err != nil {
 			return err
@@ -292,19 +309,19 @@ func TestTrampolineDriverCounts(t *testing.T) {
 // TestTrampolineCap: the kernel links BPF_MAX_TRAMP_LINKS programs to one
 // trampoline, runs every one of them, and refuses one more with E2BIG.
 func TestTrampolineCap(t *testing.T) {
-	probe.RequireTracing(t)
+	host.RequireRoot(t)
+	probe.Require(t, probe.Tracing(), "trampolines")
 	f := newTrampolineFamily(t)
-	tgt := f.load(t, "target", nil)
+	tgt, err := f.load("target", nil)
+	probe.Require(t, err, "load the target")
 	n := probe.TrampolineCap()
 	for i := 0; i <= n; i++ {
 		prog := "on_entry"
 		if i%2 == 1 {
 			prog = "on_exit"
 		}
-		p := f.load(t, prog, func(cs *ebpf.CollectionSpec) {
-			cs.Programs[prog].AttachTarget = tgt
-			cs.Programs[prog].AttachTo = "target"
-		})
+		p, err := f.load(prog, attachTo(prog, tgt, "target"))
+		probe.Require(t, err, "load "+prog)
 		l, err := link.AttachTracing(link.TracingOptions{Program: p})
 		if err == nil {
 			t.Cleanup(func() { l.Close() })
@@ -336,15 +353,16 @@ func TestTrampolineCap(t *testing.T) {
 // stub nothing replaced returns the dispatcher's own value and the chain
 // goes on too; the inlined program does the same work.
 func TestTrampolineFreplaceChain(t *testing.T) {
-	probe.RequireTracing(t)
+	host.RequireRoot(t)
+	probe.Require(t, probe.Tracing(), "trampolines")
 	f := newTrampolineFamily(t)
 	const stubs, replaced = 4, 3
-	setN := numProgs(t, stubs)
-	disp := f.load(t, "dispatcher", setN)
-	if err := f.replaceStubs(t, disp, replaced); err != nil {
-		t.Fatalf("freplace %v", err)
-	}
-	single := f.load(t, "single", setN)
+	setN := numProgs(stubs)
+	disp, err := f.load("dispatcher", setN)
+	probe.Require(t, err, "load the dispatcher")
+	probe.Require(t, f.replaceStubs(disp, replaced), "freplace")
+	single, err := f.load("single", setN)
+	probe.Require(t, err, "load the single program")
 	for _, tc := range []struct {
 		name  string
 		p     *ebpf.Program

@@ -14,7 +14,6 @@ import (
 	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
-	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
 
@@ -116,7 +115,7 @@ func (v udpVariant) socket(b *testing.B, run *harness.Remote, snmp *harness.SNMP
 	b.Helper()
 	decided, wasSaturated := udpSaturated[v.name()]
 	if decided && !wasSaturated {
-		probe.Skipf(b, "NOT SATURATED in this process's first run of the row: skipped in every run (see its first skip for the figures)")
+		record.Skipf(b, "NOT SATURATED in this process's first run of the row: skipped in every run (see its first skip for the figures)")
 	}
 	fd := openUDP(b, run.T.NS)
 	rx := &udpReceiver{fd: fd, call: v.recv}
@@ -158,7 +157,7 @@ func (v udpVariant) socket(b *testing.B, run *harness.Remote, snmp *harness.SNMP
 				udpSaturated[v.name()] = saturated
 			}
 			if !saturated && !decided {
-				probe.Skipf(b, "NOT SATURATED, no result (a rate needs the sender to outrun the receive loop: at least %.0f%% of datagrams dropped at its socket, and more CPU time per datagram in the loop than in the sender): %s; %s",
+				record.Skipf(b, "NOT SATURATED, no result (a rate needs the sender to outrun the receive loop: at least %.0f%% of datagrams dropped at its socket, and more CPU time per datagram in the loop than in the sender): %s; %s",
 					100*rig.MaxLostFrac, verdict, figures)
 			}
 			msg := ""

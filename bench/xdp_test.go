@@ -10,7 +10,6 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/testrun"
-	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 )
 
@@ -38,7 +37,7 @@ func newXDPFamily(tb testing.TB) *xdpFamily {
 	f := &xdpFamily{}
 	for range layouts() {
 		objs := new(bpf.XDPObjects)
-		probe.Require(tb, bpf.LoadXDPObjects(objs, nil), "load XDP programs")
+		record.Require(tb, bpf.LoadXDPObjects(objs, nil), "load XDP programs")
 		tb.Cleanup(func() { objs.Close() })
 		f.layouts = append(f.layouts, objs)
 	}
@@ -90,16 +89,16 @@ func (f *xdpFamily) calibrate(b *testing.B, r measure.Result) []measure.Figure {
 		return nil
 	}
 	add, err := bpf.JitedInstructions(f.objs.Add64)
-	probe.Require(b, err, "count add64's JIT'ed instructions")
+	record.Require(b, err, "count add64's JIT'ed instructions")
 	drop, err := bpf.JitedInstructions(f.objs.Drop)
-	probe.Require(b, err, "count drop's JIT'ed instructions")
+	record.Require(b, err, "count drop's JIT'ed instructions")
 	want := float64(add - drop)
 	got := r.Delta.Value / math.Exp2(float64(c.Shift))
 	if !r.HaveDelta || math.Abs(got-want) > 0.5 {
 		b.Errorf("calibration: add64 - drop counted %.2f instructions, the JIT images differ by %.0f: the clocks do not count instructions", got, want)
 		return nil
 	}
-	harness.Say(b, "calibration", fmt.Sprintf("add64 - drop = %.2f instructions, JIT images differ by %.0f", got, want))
+	harness.Say(b, record, "calibration", fmt.Sprintf("add64 - drop = %.2f instructions, JIT images differ by %.0f", got, want))
 	return nil
 }
 

@@ -42,8 +42,9 @@ func NewRemote(b *testing.B, o measure.BenchOptions, needs string) *Remote {
 		if o.Clocks.Icount {
 			why = " (an instruction-counting guest has one vCPU: with two, one's work lands in the other's counts)"
 		}
-		probe.Skipf(b, "%s needs two CPUs: %s runs on the one the generator does not use%s", b.Name(), needs, why)
+		o.Record.Skipf(b, "%s needs two CPUs: %s runs on the one the generator does not use%s", b.Name(), needs, why)
 	}
+	o.Record.Require(b, probe.HaveLiveFrames(), "traffic generator")
 	return &Remote{O: o, CPU: remote, T: rig.NewTraffic(b, 2)}
 }
 
@@ -123,7 +124,7 @@ func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 			},
 			Report: func(b *testing.B, m measure.Result) []measure.Figure {
 				msg, figs := report(b, summary(m))
-				Say(b, "", msg)
+				Say(b, run.O.Record, "", msg)
 				return figs
 			},
 		})

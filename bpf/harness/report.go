@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/probe"
+	"bpfbench/bpf/measure"
 	"bpfbench/bpf/rig"
 )
 
@@ -16,10 +16,10 @@ import (
 // "Family/row: msg", with -test.v only: a results file keeps benchmark
 // lines, not paragraphs between them. A verdict that says the row's
 // figure is not what it seems (its first words in capitals, such as
-// "NOT REMOTE-BOUND: ...") is also flagged in the run's summary. No line
+// "NOT REMOTE-BOUND: ...") is also flagged in the run's record. No line
 // starts "lowercase-word:", which benchfmt would read as a configuration
 // line (go test merges stderr into stdout).
-func Say(b *testing.B, row, msg string) {
+func Say(b *testing.B, rec *measure.Record, row, msg string) {
 	if msg == "" {
 		return
 	}
@@ -28,7 +28,7 @@ func Say(b *testing.B, row, msg string) {
 		name += "/" + row
 	}
 	if head, _, ok := strings.Cut(msg, ":"); ok && head == strings.ToUpper(head) && strings.ContainsAny(head, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
-		probe.FlagName(name, head)
+		rec.Flag(name, head)
 	}
 	if testing.Verbose() {
 		fmt.Fprintf(os.Stderr, "%s: %s\n", strings.TrimPrefix(name, "Benchmark"), msg)

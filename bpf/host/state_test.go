@@ -183,13 +183,13 @@ func TestSysctlSetRestore(t *testing.T) {
 
 	// Bad names and values fail without changing anything.
 	for _, name := range []string{"", "../../etc/passwd", "net/../../x"} {
-		if _, err := setSysctl(name, "1"); err == nil {
-			t.Errorf("setSysctl(%q) succeeded", name)
+		if _, err := ChangeSysctl(name, "1"); err == nil {
+			t.Errorf("ChangeSysctl(%q) succeeded", name)
 		}
 	}
-	undo, err := setSysctl(hsHarden, "7")
+	undo, err := ChangeSysctl(hsHarden, "7")
 	if err == nil || undo != nil {
-		t.Errorf("setSysctl(%s, 7): %v", hsHarden, err)
+		t.Errorf("ChangeSysctl(%s, 7): %v", hsHarden, err)
 	}
 	if got := hsRead(t, hsHarden); got != orig {
 		t.Errorf("after a failed set %s is %s, want %s", hsHarden, got, orig)
@@ -232,12 +232,12 @@ func TestSysctlStack(t *testing.T) {
 	hsNoJournal(t, selfPID)
 
 	// Undone out of order (as parallel subtests may), the end is the same.
-	undo1, err := setSysctl(hsBurst, v1)
+	undo1, err := ChangeSysctl(hsBurst, v1)
 	if err != nil {
 		undo1()
 		t.Fatal(err)
 	}
-	undo2, err := setSysctl(hsBurst, v2)
+	undo2, err := ChangeSysctl(hsBurst, v2)
 	if err != nil {
 		undo2()
 		undo1()

@@ -35,7 +35,7 @@ type sysctlChange struct {
 // after the change is registered for restoring.
 func SetSysctl(tb testing.TB, name, value string) {
 	tb.Helper()
-	undo, err := setSysctl(name, value)
+	undo, err := ChangeSysctl(name, value)
 	if undo != nil {
 		tb.Cleanup(func() {
 			if err := undo(); err != nil {
@@ -48,9 +48,10 @@ func SetSysctl(tb testing.TB, name, value string) {
 	}
 }
 
-// setSysctl is SetSysctl without testing.TB: undo, if not nil, undoes the
-// change and must be called even if err is not nil.
-func setSysctl(name, value string) (undo func() error, err error) {
+// ChangeSysctl is SetSysctl for the length of a function rather than a
+// test: undo, if not nil, undoes the change and must be called even if
+// err is not nil.
+func ChangeSysctl(name, value string) (undo func() error, err error) {
 	path, err := sysctlPath(name)
 	if err != nil {
 		return nil, err

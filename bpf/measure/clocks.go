@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"bpfbench/bpf/probe"
 	"bpfbench/bpf/units"
 )
 
@@ -42,24 +41,6 @@ func (c Clocks) Report(b *testing.B, v float64, unit string) {
 	if u, ok := units.Counted(unit); ok {
 		b.ReportMetric(v/math.Exp2(float64(c.Shift)), u)
 	}
-}
-
-// Diag reports a diagnostic of b's row: a figure that says how its
-// headline figures were made (the clock rate, the kernel's own average,
-// the fixed cost of a call, the calls measured again, the stolen time),
-// not what the row costs. Benchmark lines carry what people compare;
-// diagnostics go to the run's diagnostics (probe.Diagnose), which the
-// suite writes beside the results (-bpfbench.diag). In an
-// instruction-counting guest they stay on the line (as Report writes it):
-// such files are compared as exact counts, and tools read the kernel's
-// count there to tell exact rows.
-func (c Clocks) Diag(b *testing.B, v float64, unit string) {
-	b.Helper()
-	if c.Icount {
-		c.Report(b, v, unit)
-		return
-	}
-	probe.Diagnose(b, v, unit)
 }
 
 // DiagUnitLines are the Unit lines of the diagnostics file: none where

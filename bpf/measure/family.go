@@ -11,7 +11,6 @@ import (
 	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/measure/robust"
 	"bpfbench/bpf/measure/testrun"
-	"bpfbench/bpf/probe"
 	"bpfbench/bpf/sched"
 )
 
@@ -143,7 +142,8 @@ type Row struct {
 	Start func(b *testing.B) Job
 	// Skip, when set, is why the row is not measured: its sub-benchmark
 	// skips saying so. Err, when set, is why its setup failed: its
-	// sub-benchmark fails saying so.
+	// sub-benchmark skips or fails saying so, by the skip rule
+	// (probe.SkipReason).
 	Skip string
 	Err  error
 	// Report, when set, gives the row's own figures from its Result,
@@ -238,37 +238,35 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			}
 			return nil
 		})
-		probe.Require(b, err, "pin the measuring thread")
+		o.Record.Require(b, err, "pin the measuring thread")
 	}
 	// A row's sub-benchmark only reports what was measured above, and
 	// uses neither b.N nor b.Loop: b.Loop would spin empty until
 	// -benchtime passed, a second a row. testing then calls the body a
 	// few times as it ramps b.N, in no time, and each call reports the
-	// same figures; probe.Run counts the row once.
+	// same figures; the run's record counts the row once.
 	for _, m := range members {
-		probe.Run(b, m.row.Name, func(b *testing.B) {
+		o.Record.Run(b, m.row.Name, func(b *testing.B) {
 			if m.row.Skip != "" {
-				probe.Skip(b, m.row.Skip)
+				o.Record.Skip(b, m.row.Skip)
 			}
-			if m.row.Err != nil {
-				b.Fatal(m.row.Err)
-			}
+			o.Record.Require(b, m.row.Err, "set up")
 			if m.row.Start != nil {
 				res, err := stretch(b, o, m.row.Start(b))
-				probe.Require(b, err, "measure "+m.row.Name)
+				o.Record.Require(b, err, "measure "+m.row.Name)
 				// Go's ns/op would be the wall time of the whole row, and
 				// one op is not one call: the row's own figures say what
 				// a call is (ns/pkt).
-				report(b, o.Clocks, m.row, res, []Figure{{Unit: "ns/op", Value: 0}})
+				report(b, o, m.row, res, []Figure{{Unit: "ns/op", Value: 0}})
 				return
 			}
 			if m.x == nil && m.err == nil {
 				b.Fatalf("row %s was not measured: Selected disagrees with the testing package", m.row.Name)
 			}
-			probe.Require(b, m.err, "measure test_run loop")
+			o.Record.Require(b, m.err, "measure test_run loop")
 			m.res.Repeated, m.shown = m.shown, true
 			m.res.Steal = stealFrac(&m.steal)
-			report(b, o.Clocks, m.row, m.res, loopFigures(b, m.row.Variant, m.res))
+			report(b, o, m.row, m.res, loopFigures(b, o.Record, m.row.Variant, m.res))
 		})
 	}
 }

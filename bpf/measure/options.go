@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"testing"
 	"time"
 
 	"bpfbench/bpf/measure/gauge"
@@ -34,6 +35,25 @@ type BenchOptions struct {
 	// Emulated says the CPU is emulated (probe.Emulated): a sample whose
 	// clocks disagree is kept, not measured again.
 	Emulated bool
+	// Record is the run's record, which the engine tells what became of
+	// each row, its flags and its diagnostics (nil: nobody keeps them).
+	Record *Record
+}
+
+// diag reports a diagnostic of b's row: a figure that says how its
+// headline figures were made, not what the row costs. Benchmark lines
+// carry what people compare; diagnostics go to the run's record, which
+// the suite writes beside the results (-bpfbench.diag). In an
+// instruction-counting guest they stay on the line (Clocks.Report): such
+// files are compared as exact counts, and tools read the kernel's count
+// there to tell exact rows.
+func (o BenchOptions) diag(b *testing.B, v float64, unit string) {
+	b.Helper()
+	if o.Clocks.Icount {
+		o.Clocks.Report(b, v, unit)
+		return
+	}
+	o.Record.Diagnose(b.Name(), v, unit)
 }
 
 // Budget is how long a sub-benchmark measures: -benchtime, extended as

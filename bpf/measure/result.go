@@ -7,7 +7,6 @@ import (
 
 	"bpfbench/bpf/measure/robust"
 	"bpfbench/bpf/measure/testrun"
-	"bpfbench/bpf/probe"
 )
 
 // Result summarises the samples of one variant.
@@ -51,7 +50,7 @@ type Result struct {
 
 // A Figure is one number a row reports: a metric on its benchmark line,
 // or with Diag a diagnostic, which goes to the run's diagnostics file
-// (Clocks.Diag). Every figure of every row is written by one reporter,
+// (BenchOptions.diag). Every figure of every row is written by one reporter,
 // report.
 type Figure struct {
 	Unit  string
@@ -63,7 +62,7 @@ type Figure struct {
 // own (Row.Report, which may also say things in words), contended-frac,
 // and steal-frac where a tick passed. A row reported again
 // (Result.Repeated) says nothing in words again.
-func report(b *testing.B, c Clocks, row Row, r Result, engine []Figure) {
+func report(b *testing.B, o BenchOptions, row Row, r Result, engine []Figure) {
 	b.Helper()
 	figs := engine
 	if row.Report != nil {
@@ -71,18 +70,18 @@ func report(b *testing.B, c Clocks, row Row, r Result, engine []Figure) {
 	}
 	for _, f := range figs {
 		if f.Diag {
-			c.Diag(b, f.Value, f.Unit)
+			o.diag(b, f.Value, f.Unit)
 		} else {
-			c.Report(b, f.Value, f.Unit)
+			o.Clocks.Report(b, f.Value, f.Unit)
 		}
 	}
 	if r.Repeated {
 		r.Contended.Metric(b)
 	} else {
-		r.Contended.Report(b)
+		r.Contended.Report(b, o.Record)
 	}
 	if !math.IsNaN(r.Steal) {
-		c.Diag(b, r.Steal, "steal-frac")
+		o.diag(b, r.Steal, "steal-frac")
 	}
 }
 
@@ -93,7 +92,7 @@ func report(b *testing.B, c Clocks, row Row, r Result, engine []Figure) {
 // delta-ns/op (the median paired difference v-base), its 95% half-width
 // delta-ci95-ns and delta-rel (the difference as a fraction of base). It
 // logs what they leave out unless r.Repeated.
-func loopFigures(b *testing.B, v *testrun.Loop, r Result) []Figure {
+func loopFigures(b *testing.B, rec *Record, v *testrun.Loop, r Result) []Figure {
 	b.Helper()
 	// A loop that repeats inside the program (Loop.Iterations) is not
 	// timed by the kernel: there is no kernel average to compare with.
@@ -106,7 +105,7 @@ func loopFigures(b *testing.B, v *testrun.Loop, r Result) []Figure {
 			if !r.Repeated {
 				b.Logf("%v (kept: clock-disagree %d of %d calls)", err, r.Disagreed, r.Calls)
 			}
-			probe.Flag(b, err.Error())
+			rec.Flag(b.Name(), err.Error())
 		}
 	}
 	if r.Remeasured > 0 && !r.Repeated {
@@ -161,8 +160,8 @@ type Contended struct {
 }
 
 // Report reports contended-frac, where the load was measured, and says
-// in the log and the run summary when too few calls ran free.
-func (l Contended) Report(b *testing.B) {
+// in the log and the run's record when too few calls ran free.
+func (l Contended) Report(b *testing.B, rec *Record) {
 	b.Helper()
 	if !l.Measured {
 		return
@@ -170,7 +169,7 @@ func (l Contended) Report(b *testing.B) {
 	l.Metric(b)
 	if !l.Uncontended {
 		b.Logf("contended: %.0f%% of %d calls ran slower with a reference that moved: the figures are of the few free ones (docs/method.md#contention)", 100*l.Frac, l.Calls)
-		probe.Flag(b, fmt.Sprintf("contended: %.0f%% of its calls, the figures are of the few free ones", 100*l.Frac))
+		rec.Flag(b.Name(), fmt.Sprintf("contended: %.0f%% of its calls, the figures are of the few free ones", 100*l.Frac))
 	}
 }
 

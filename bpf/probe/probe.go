@@ -35,7 +35,7 @@ var HaveLiveFrames = sync.OnceValue(func() error {
 		return fmt.Errorf("BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES (Linux 5.18): %w", ebpf.ErrNotSupported)
 	}
 	if errors.Is(err, unix.EPERM) {
-		return fmt.Errorf("BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES: EPERM as root: %w", ErrRefused)
+		return fmt.Errorf("BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES: EPERM as root: %w; it runs in a guest: make kernels vmdeps, then make vmtest KERNEL=7.3", ErrRefused)
 	}
 	if err != nil {
 		return fmt.Errorf("live-frames probe: %w", err)

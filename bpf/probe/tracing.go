@@ -6,9 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"sync"
-	"testing"
-
-	"bpfbench/bpf/host"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -18,11 +15,12 @@ import (
 
 // ErrRefused marks what the kernel refused root without looking at it (a
 // program load before verification, a live-frames run): a policy of this
-// machine, not a missing feature.
+// machine, not a missing feature. An error wrapping it also says where the
+// refused thing runs: a kernel booted in QEMU around the test binary,
+// whose policy allows it.
 var ErrRefused = errors.New("refused by this host's policy, not a missing feature")
 
-// refusedHint says where refused programs run: a kernel booted in QEMU
-// around the test binary, whose policy allows them.
+// refusedHint says where refused programs run.
 const refusedHint = "they run in a guest: make kernels vmdeps, then make vmbench KERNEL=6.12 ICOUNT=0 BENCH='^BenchmarkTrampoline$'"
 
 // ClassifyLoad tells apart the ways loading ps fails: ErrRefused when the
@@ -36,20 +34,9 @@ func ClassifyLoad(err error, ps *ebpf.ProgramSpec) error {
 	}
 	var ve *ebpf.VerifierError
 	if errors.Is(err, unix.EPERM) && !(errors.As(err, &ve) && len(ve.Log) > 0) {
-		return fmt.Errorf("%s program %s: EPERM with an empty verifier log: %w", progTypeName(ps), ps.SectionName, ErrRefused)
+		return fmt.Errorf("%s program %s: EPERM with an empty verifier log: %w; %s", progTypeName(ps), ps.SectionName, ErrRefused, refusedHint)
 	}
 	return err
-}
-
-// RequireLoaded skips tb when the kernel refused or cannot load ps, err
-// being the error of loading it, and fails it on any other error.
-func RequireLoaded(tb testing.TB, err error, ps *ebpf.ProgramSpec) {
-	tb.Helper()
-	err = ClassifyLoad(err, ps)
-	if errors.Is(err, ErrRefused) {
-		Skip(tb, err.Error()+"; "+refusedHint)
-	}
-	Require(tb, err, fmt.Sprintf("load %s (%s)", ps.Name, ps.SectionName))
 }
 
 // progTypeName is the kernel's name for ps's program type.
@@ -94,30 +81,28 @@ var tracingProbe = sync.OnceValue(func() error {
 	return p.Close()
 })
 
-// RequireTracing skips tb when this kernel cannot load tracing programs
+// Tracing is nil when this kernel loads tracing programs
 // (BPF_PROG_TYPE_TRACING: fentry and fexit since Linux 5.5, fmod_ret 5.7,
-// freplace 5.6), naming the refusal where the kernel refused the probe's
-// load, and fails it when the probe fails otherwise.
-func RequireTracing(tb testing.TB) {
-	tb.Helper()
-	host.RequireRoot(tb)
-	err := tracingProbe()
-	if errors.Is(err, ErrRefused) {
-		Skipf(tb, "no trampolines (fentry, fexit, fmod_ret, freplace) here: the probe load of a %v; %s", err, refusedHint)
+// freplace 5.6), and otherwise the error of the probe's load, wrapping
+// ErrRefused or ebpf.ErrNotSupported where that is why.
+func Tracing() error {
+	if err := tracingProbe(); err != nil {
+		return fmt.Errorf("no trampolines (fentry, fexit, fmod_ret, freplace): the probe load of a %w", err)
 	}
-	Require(tb, err, "load an fentry program")
+	return nil
 }
 
 // kprobePMU exists when the kernel has kprobe events (CONFIG_KPROBE_EVENTS),
 // which BPF kprobes attach through.
 const kprobePMU = "/sys/bus/event_source/devices/kprobe"
 
-// RequireKprobes skips tb when the kernel has no kprobe events.
-func RequireKprobes(tb testing.TB) {
-	tb.Helper()
+// Kprobes is nil when the kernel has kprobe events, and otherwise an
+// error wrapping ebpf.ErrNotSupported.
+func Kprobes() error {
 	if _, err := os.Stat(kprobePMU); errors.Is(err, fs.ErrNotExist) {
-		Skipf(tb, "kprobes not built into this kernel (no %s)", kprobePMU)
+		return fmt.Errorf("kprobes not built into this kernel (no %s): %w", kprobePMU, ebpf.ErrNotSupported)
 	}
+	return nil
 }
 
 // HaveKfunc reports whether the kernel's BTF (vmlinux's, not a module's)

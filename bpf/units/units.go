@@ -67,7 +67,7 @@ var Lines = []string{
 }
 
 // Diagnostic are the units that only ever go to the diagnostics file
-// (measure.Clocks.Diag): the figures that say how a row's figures were
+// (measure.BenchOptions.diag): the figures that say how a row's figures were
 // made. Their Unit lines belong there, not before the results.
 var Diagnostic = map[string]bool{
 	"kernel-ns/op": true, "call-us": true, "core-ghz": true, "delta-rel": true, "remeasured": true,
