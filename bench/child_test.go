@@ -1,37 +1,31 @@
 package bench
 
-// The child-process harness of the scenario tests: a run of the suite as a
-// child (suiteChild), the suite lock, the journal of host-state changes the
-// children write (stateWatch), and the host's own devices.
+// What the scenario tests need around their children (internal/child): the
+// suite run as a child, the suite lock, the journal of host-state changes
+// the children write (stateWatch), and the host's own devices.
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
 
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/syslock"
+	"bpfbench/internal/child"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
-// scenarioEnv makes TestScenarioHelper, in a child a scenario test starts,
-// change host state and hold it: scenarioHold.
-const scenarioEnv = "BPFBENCH_SCENARIO"
-
+// scenarioHold is the mode (child.ModeEnv) in which TestHelperProcess, in
+// a child a scenario test starts, changes host state and holds it.
 const scenarioHold = "hold"
 
 // heldSysctl is the sysctl the helper changes, to 1 (to 0 if it is 1):
@@ -41,146 +35,21 @@ const heldSysctl = "net.core.bpf_jit_harden"
 // xdpQuick is a benchmark run of a second or two.
 var xdpQuick = []string{"-test.run=^$", "-test.bench=^BenchmarkXDP$/^prog=drop$/^size=64$", "-test.benchtime=100x"}
 
-// suiteChild is a run of the suite a scenario test started.
-type suiteChild struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	ready chan string // the READY line of TestScenarioHelper
-	done  chan struct{}
-	err   error // of Wait, once done is closed
-
-	mu        sync.Mutex
-	out, err2 bytes.Buffer
+// suiteOptions are o for a run of the suite as a child: the fault point this
+// process was told (failEnv) is its own, never the child's.
+func suiteOptions(o child.Options) child.Options {
+	o.Drop = append(slices.Clone(o.Drop), failEnv)
+	return o
 }
 
-type suiteChildOpts struct {
-	env   []string
-	lock  bool // hand over the lock this process holds, as runSuite does
-	stdin bool // give the child a stdin the test closes (TestScenarioHelper)
-	cred  *syscall.Credential
-	dir   string
-	bin   string // default os.Args[0]
-}
-
-// lockedWriter appends to a buffer under the child's mutex.
-type lockedWriter struct {
-	c *suiteChild
-	b *bytes.Buffer
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.c.mu.Lock()
-	defer w.c.mu.Unlock()
-	return w.b.Write(p)
-}
-
-// startChild starts the test binary with args. A cleanup kills it, by its
-// PID, if the test ends while it still runs.
-func startChild(t *testing.T, o suiteChildOpts, args ...string) *suiteChild {
+// startSuite starts the suite as a child (child.Start).
+func startSuite(t *testing.T, o child.Options) *child.Proc {
 	t.Helper()
-	c := &suiteChild{ready: make(chan string, 1), done: make(chan struct{})}
-	c.cmd = suiteCmd(o.bin, o.env, o.lock, args...)
-	c.cmd.Dir = o.dir
-	if o.cred != nil {
-		c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.cred}
-	}
-	var err error
-	if o.stdin {
-		if c.stdin, err = c.cmd.StdinPipe(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stdout, err := c.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.cmd.Stderr = lockedWriter{c, &c.err2}
-	if err := c.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", c.cmd.Path, err)
-	}
-	go func() {
-		s := bufio.NewScanner(stdout)
-		s.Buffer(nil, 1<<20)
-		for s.Scan() {
-			line := s.Text()
-			lockedWriter{c, &c.out}.Write([]byte(line + "\n"))
-			if strings.HasPrefix(line, "READY ") {
-				select {
-				case c.ready <- line:
-				default:
-				}
-			}
-		}
-		io.Copy(io.Discard, stdout)
-		c.err = c.cmd.Wait()
-		close(c.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-c.done:
-		default:
-			t.Logf("killing child pid %d, still running at the end of the test", c.pid())
-			c.cmd.Process.Kill()
-			<-c.done
-		}
-	})
-	return c
-}
-
-func (c *suiteChild) pid() int { return c.cmd.Process.Pid }
-
-func (c *suiteChild) output() (stdout, stderr string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.out.String(), c.err2.String()
-}
-
-func (c *suiteChild) running() bool {
-	select {
-	case <-c.done:
-		return false
-	default:
-		return true
-	}
+	return child.Start(t, suiteOptions(o))
 }
 
 // childTimeout bounds a wait for a child that may first wait for the lock.
 func childTimeout() time.Duration { return *flagLockWait + 2*time.Minute }
-
-// waitReady returns the child's READY line.
-func (c *suiteChild) waitReady(t *testing.T) string {
-	t.Helper()
-	select {
-	case line := <-c.ready:
-		return line
-	case <-c.done:
-		out, errOut := c.output()
-		t.Fatalf("child pid %d exited (%v) before it was ready:\n%s\n%s", c.pid(), c.err, out, errOut)
-	case <-time.After(childTimeout()):
-		t.Fatalf("child pid %d not ready after %v", c.pid(), childTimeout())
-	}
-	return ""
-}
-
-// wait waits for the child to exit and returns its exit status, -1 if a
-// signal ended it.
-func (c *suiteChild) wait(t *testing.T) int {
-	t.Helper()
-	select {
-	case <-c.done:
-	case <-time.After(childTimeout()):
-		t.Fatalf("child pid %d still running after %v", c.pid(), childTimeout())
-	}
-	return c.cmd.ProcessState.ExitCode()
-}
-
-// signaled is the signal that ended the child, or 0.
-func (c *suiteChild) signaled() syscall.Signal {
-	if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return ws.Signal()
-	}
-	return 0
-}
 
 // namespacesOf lists the namespaces of process pid in /run/netns.
 func namespacesOf(t *testing.T, pid int) []string {
@@ -198,20 +67,21 @@ func namespacesOf(t *testing.T, pid int) []string {
 	return names
 }
 
-// parseReady reads "READY k=v k=v ...".
-func parseReady(t *testing.T, line string) map[string]string {
+// parseReady reads the k=v fields of the hold helper's ready line (the
+// rest of it, after child.ReadyPrefix).
+func parseReady(t *testing.T, rest string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
-	for _, f := range strings.Fields(strings.TrimPrefix(line, "READY ")) {
+	for _, f := range strings.Fields(rest) {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok {
-			t.Fatalf("bad READY line %q", line)
+			t.Fatalf("bad ready line %q", rest)
 		}
 		m[k] = v
 	}
 	for _, k := range []string{"value", "was", "netns"} {
 		if m[k] == "" {
-			t.Fatalf("READY line %q lacks %s", line, k)
+			t.Fatalf("ready line %q lacks %s", rest, k)
 		}
 	}
 	return m

@@ -21,22 +21,28 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/snapshot"
+	"bpfbench/bpf/host/syslock"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
+	"bpfbench/internal/child"
 
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 )
 
-// TestScenarioHelper is not a test of its own: it is the child process of
+// TestHelperProcess is not a test of its own: it is the child process of
 // the scenario tests that need a run holding host state at a known point.
-// With scenarioEnv=hold it takes the lock (TestMain), toggles heldSysctl,
+// In mode scenarioHold it takes the lock (TestMain), toggles heldSysctl,
 // creates a namespace with a veth pair, attaches an XDP program to it in
-// driver mode, prints a READY line and holds all that until its stdin is
+// driver mode, prints its ready line and holds all that until its stdin is
 // closed; then the cleanups undo it.
-func TestScenarioHelper(t *testing.T) {
-	if os.Getenv(scenarioEnv) != scenarioHold {
-		t.Skipf("the child process of the scenario tests (%s=%s); it tests nothing on its own", scenarioEnv, scenarioHold)
+func TestHelperProcess(t *testing.T) {
+	switch mode := child.Mode(); mode {
+	case "":
+		t.Skipf("the child process of the scenario tests (%s=%s); it tests nothing on its own", child.ModeEnv, scenarioHold)
+	case scenarioHold:
+	default:
+		t.Fatalf("unknown helper mode %q", mode)
 	}
 	host.RequireRoot(t)
 	was := currentSysctl(t, heldSysctl)
@@ -58,7 +64,7 @@ func TestScenarioHelper(t *testing.T) {
 	})
 	probe.Require(t, err, "attach XDP to "+pairs[0].A.Name+" in driver mode")
 	t.Cleanup(func() { l.Close() })
-	fmt.Printf("READY sysctl=%s value=%s was=%s netns=%s\n", heldSysctl, value, was, ns.Name)
+	child.Ready("sysctl="+heldSysctl, "value="+value, "was="+was, "netns="+ns.Name)
 	io.Copy(io.Discard, os.Stdin)
 }
 
@@ -71,20 +77,20 @@ func TestScenarioSignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(strings.ToLower(unix.SignalName(sig)), func(t *testing.T) {
 			before := takeSnapshot(t)
-			c := startChild(t, suiteChildOpts{lock: true}, "-test.run=^$",
-				"-test.bench=^BenchmarkDispatcher$/^dispatcher=full$/^fill=native$", "-test.benchtime=60s")
+			c := startSuite(t, child.Options{Lock: syslock.HeldFile(), Args: []string{"-test.run=^$",
+				"-test.bench=^BenchmarkDispatcher$/^dispatcher=full$/^fill=native$", "-test.benchtime=60s"}})
 			// Mid-run: its namespaces exist (the XDP family's and the
 			// two fillers') and the fillers are attached.
 			var names []string
 			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
-				if !c.running() {
-					out, errOut := c.output()
-					t.Fatalf("the run exited (%v) before it was mid-run:\n%s\n%s", c.err, out, errOut)
+				if !c.Running() {
+					out, errOut := c.Output()
+					t.Fatalf("the run exited (%v) before it was mid-run:\n%s\n%s", c.Err(), out, errOut)
 				}
 				if time.Now().After(deadline) {
 					t.Fatalf("the run did not get its fillers attached in 2 minutes")
 				}
-				names = namespacesOf(t, c.pid())
+				names = namespacesOf(t, c.PID())
 				if len(names) < 3 {
 					continue
 				}
@@ -93,11 +99,11 @@ func TestScenarioSignal(t *testing.T) {
 					break
 				}
 			}
-			if err := c.cmd.Process.Signal(sig); err != nil {
+			if err := c.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			code := c.wait(t)
-			out, errOut := c.output()
+			code := c.Wait(t, childTimeout())
+			out, errOut := c.Output()
 			if code != 128+int(sig) {
 				t.Fatalf("exit status %d after %v, want %d:\n%s\n%s", code, sig, 128+int(sig), out, errOut)
 			}
@@ -123,22 +129,21 @@ func TestScenarioSignal(t *testing.T) {
 func TestScenarioSIGKILL(t *testing.T) {
 	host.RequireRoot(t)
 	before := takeSnapshot(t)
-	c := startChild(t, suiteChildOpts{lock: true, stdin: true, env: []string{scenarioEnv + "=" + scenarioHold}},
-		"-test.run=^TestScenarioHelper$")
-	ready := parseReady(t, c.waitReady(t))
-	pid := c.pid()
+	c := startSuite(t, child.Options{Mode: scenarioHold, Lock: syslock.HeldFile(), Stdin: true})
+	ready := parseReady(t, c.WaitReady(t, childTimeout()))
+	pid := c.PID()
 	held := takeSnapshot(t)
 	if held.Sysctls[heldSysctl] != ready["value"] || !slices.Contains(held.Namespaces, ready["netns"]) ||
 		held.XDPProgs <= before.XDPProgs || held.Links <= before.Links {
 		t.Fatalf("the helper does not hold what it says (%v): %s", ready, before.Diff(held))
 	}
 
-	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := c.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	c.wait(t)
-	if s := c.signaled(); s != syscall.SIGKILL {
-		t.Fatalf("the helper ended with %v, not SIGKILL", c.cmd.ProcessState)
+	c.Wait(t, childTimeout())
+	if s := c.Signaled(); s != syscall.SIGKILL {
+		t.Fatalf("the helper ended with %v, not SIGKILL", c.Err())
 	}
 	// The kernel frees the link and the program once the dead process's
 	// descriptors are closed; the namespace, bind-mounted, and the sysctl
@@ -191,58 +196,58 @@ func TestScenarioTwoRuns(t *testing.T) {
 	host.RequireRoot(t)
 	before := takeSnapshot(t)
 	withoutSuiteLock(t, func() {
-		a := startChild(t, suiteChildOpts{stdin: true, env: []string{scenarioEnv + "=" + scenarioHold}},
-			"-test.run=^TestScenarioHelper$", fmt.Sprintf("-bpfbench.lockwait=%v", *flagLockWait))
-		ready := parseReady(t, a.waitReady(t))
+		a := startSuite(t, child.Options{Mode: scenarioHold, Stdin: true,
+			Args: []string{fmt.Sprintf("-bpfbench.lockwait=%v", *flagLockWait)}})
+		ready := parseReady(t, a.WaitReady(t, childTimeout()))
 		watch := watchState(t)
 		held := takeSnapshot(t)
 		if held.Sysctls[heldSysctl] != ready["value"] || !slices.Contains(held.Namespaces, ready["netns"]) {
 			t.Fatalf("A does not hold what it says (%v): %s", ready, before.Diff(held))
 		}
 
-		b := startChild(t, suiteChildOpts{}, append(slices.Clone(xdpQuick), "-bpfbench.lockwait=1s")...)
-		code := b.wait(t)
-		out, errOut := b.output()
+		b := startSuite(t, child.Options{Args: append(slices.Clone(xdpQuick), "-bpfbench.lockwait=1s")})
+		code := b.Wait(t, childTimeout())
+		out, errOut := b.Output()
 		lines := strings.Split(strings.TrimSpace(errOut), "\n")
 		switch {
 		case code != 1:
 			t.Errorf("B exited with %d while A held the lock, want 1:\n%s\n%s", code, out, errOut)
-		case len(lines) != 1 || !strings.Contains(errOut, fmt.Sprintf("held by pid %d (", a.pid())) || !strings.Contains(errOut, "gave up after waiting 1s"):
-			t.Errorf("B's error is not one line naming A's pid %d and the wait:\n%s", a.pid(), errOut)
+		case len(lines) != 1 || !strings.Contains(errOut, fmt.Sprintf("held by pid %d (", a.PID())) || !strings.Contains(errOut, "gave up after waiting 1s"):
+			t.Errorf("B's error is not one line naming A's pid %d and the wait:\n%s", a.PID(), errOut)
 		}
 		t.Logf("B: exit %d: %s", code, errOut)
-		if evs, _ := watch.byPID(t, b.pid()); len(evs) > 0 {
+		if evs, _ := watch.byPID(t, b.PID()); len(evs) > 0 {
 			t.Errorf("B, which did not get the lock, changed host state: %v", evs)
 		}
 		if d := held.Diff(takeSnapshot(t)); d != "" {
 			t.Errorf("the machine changed while B tried to run: %s", d)
 		}
 
-		c := startChild(t, suiteChildOpts{}, xdpQuick...)
-		for deadline := time.Now().Add(time.Minute); !lockFileOpen(c.pid()); time.Sleep(10 * time.Millisecond) {
-			if !c.running() || time.Now().After(deadline) {
-				out, errOut := c.output()
-				t.Fatalf("C did not start waiting for the lock (%v):\n%s\n%s", c.err, out, errOut)
+		c := startSuite(t, child.Options{Args: xdpQuick})
+		for deadline := time.Now().Add(time.Minute); !lockFileOpen(c.PID()); time.Sleep(10 * time.Millisecond) {
+			if !c.Running() || time.Now().After(deadline) {
+				out, errOut := c.Output()
+				t.Fatalf("C did not start waiting for the lock (%v):\n%s\n%s", c.Err(), out, errOut)
 			}
 		}
-		if err := a.stdin.Close(); err != nil {
+		if err := a.Stdin().Close(); err != nil {
 			t.Fatal(err)
 		}
-		if code := a.wait(t); code != 0 {
-			out, errOut := a.output()
+		if code := a.Wait(t, childTimeout()); code != 0 {
+			out, errOut := a.Output()
 			t.Fatalf("A exited with %d:\n%s\n%s", code, out, errOut)
 		}
-		if code := c.wait(t); code != 0 {
-			out, errOut := c.output()
+		if code := c.Wait(t, childTimeout()); code != 0 {
+			out, errOut := c.Output()
 			t.Fatalf("C, waiting for A, exited with %d:\n%s\n%s", code, out, errOut)
 		}
-		if out, _ := c.output(); !strings.Contains(out, "BenchmarkXDP/prog=drop/size=64") {
+		if out, _ := c.Output(); !strings.Contains(out, "BenchmarkXDP/prog=drop/size=64") {
 			t.Errorf("C has no result:\n%s", out)
 		}
 		// C changed nothing before A had deleted its journal, the last
 		// thing A does before it lets go of the lock.
-		aDone := slices.Index(watch.read(t), "delete "+filepath.Join(host.StateDir, fmt.Sprintf("journal-%d.json", a.pid())))
-		evs, first := watch.byPID(t, c.pid())
+		aDone := slices.Index(watch.read(t), "delete "+filepath.Join(host.StateDir, fmt.Sprintf("journal-%d.json", a.PID())))
+		evs, first := watch.byPID(t, c.PID())
 		switch {
 		case aDone < 0:
 			t.Errorf("A's journal was never deleted: %v", watch.events)
@@ -282,16 +287,16 @@ func TestScenarioBadFlags(t *testing.T) {
 	} {
 		// Without the lock: a run that got past the flags would wait for
 		// it, not change anything.
-		c := startChild(t, suiteChildOpts{}, "-test.run=^$", "-test.bench=.", "-test.benchtime=1x", tc.arg)
-		code := c.wait(t)
-		out, errOut := c.output()
+		c := startSuite(t, child.Options{Args: []string{"-test.run=^$", "-test.bench=.", "-test.benchtime=1x", tc.arg}})
+		code := c.Wait(t, childTimeout())
+		out, errOut := c.Output()
 		lines := strings.Split(strings.TrimRight(errOut, "\n"), "\n")
 		if code != 2 || out != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "bpfbench: ") ||
 			!strings.Contains(lines[0], tc.flag) || !strings.Contains(lines[0], "want ") {
 			t.Errorf("%s: exit %d, want 2 and one line naming %s and what it accepts; stdout:\n%s\nstderr:\n%s", tc.arg, code, tc.flag, out, errOut)
 			continue
 		}
-		if evs, _ := watch.byPID(t, c.pid()); len(evs) > 0 {
+		if evs, _ := watch.byPID(t, c.PID()); len(evs) > 0 {
 			t.Errorf("%s: the run changed host state: %v", tc.arg, evs)
 		}
 		t.Logf("%s: exit %d: %s", tc.arg, code, lines[0])
@@ -375,18 +380,20 @@ func TestScenarioNotRoot(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	nobody := suiteChildOpts{bin: bin, dir: dir, cred: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	nobody := child.Options{Bin: bin, Dir: dir, Cred: &syscall.Credential{Uid: 65534, Gid: 65534}}
 
-	list := startChild(t, nobody, "-test.list=.")
-	if code := list.wait(t); code != 0 {
-		out, errOut := list.output()
+	nobody.Args = []string{"-test.list=."}
+	list := startSuite(t, nobody)
+	if code := list.Wait(t, childTimeout()); code != 0 {
+		out, errOut := list.Output()
 		t.Fatalf("-test.list as nobody: exit %d:\n%s\n%s", code, out, errOut)
 	}
-	names, _ := list.output()
+	names, _ := list.Output()
 
-	c := startChild(t, nobody, "-test.run=.", "-test.bench=.", "-test.benchtime=1x", "-test.v")
-	code := c.wait(t)
-	out, errOut := c.output()
+	nobody.Args = []string{"-test.run=.", "-test.bench=.", "-test.benchtime=1x", "-test.v"}
+	c := startSuite(t, nobody)
+	code := c.Wait(t, childTimeout())
+	out, errOut := c.Output()
 	if code != 0 {
 		t.Fatalf("the run as nobody exited with %d:\n%s\n%s", code, out, errOut)
 	}
@@ -421,7 +428,7 @@ func TestScenarioNotRoot(t *testing.T) {
 			passed++
 		case result == "SKIP:" && strings.Count(why, "\n") == 0 && strings.HasSuffix(why, ": "+host.ErrNotRoot.Error()):
 			skipped++
-		case result == "SKIP:" && name == "TestScenarioHelper":
+		case result == "SKIP:" && name == child.HelperTest:
 		default:
 			t.Errorf("%s as nobody: %q %q, want a skip saying %q (or a pass, for a test)", name, result, why, host.ErrNotRoot)
 		}

@@ -15,6 +15,7 @@ import (
 	"bpfbench/bpf/host/snapshot"
 	"bpfbench/bpf/host/syslock"
 	"bpfbench/bpf/probe"
+	"bpfbench/internal/child"
 	"bpfbench/results/benchfile"
 
 	"golang.org/x/perf/benchfmt"
@@ -31,26 +32,16 @@ func runSuite(t *testing.T, env []string, args ...string) (stdout, stderr string
 	return out.String(), errOut.String(), err
 }
 
-// suiteCmd is the one way the tests start the suite as a child: the test
-// binary bin (this one when ""), with this process's environment less its
-// lock, scenario and fault variables, then env, and, with lock, the
-// bpfbench lock this process holds handed to the child.
+// suiteCmd is the command of a run of the suite as a child
+// (child.Command, suiteOptions) that the caller runs itself: the test
+// binary bin (this one when ""), with env, and, with lock, the bpfbench
+// lock this process holds handed to the child.
 func suiteCmd(bin string, env []string, lock bool, args ...string) *exec.Cmd {
-	if bin == "" {
-		bin = os.Args[0]
+	o := child.Options{Bin: bin, Env: env, Args: args}
+	if lock {
+		o.Lock = syslock.HeldFile()
 	}
-	cmd := exec.Command(bin, args...)
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, syslock.FDEnv+"=") && !strings.HasPrefix(e, scenarioEnv+"=") && !strings.HasPrefix(e, failEnv+"=") {
-			cmd.Env = append(cmd.Env, e)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
-	if f := syslock.HeldFile(); lock && f != nil {
-		cmd.ExtraFiles = []*os.File{f}
-		cmd.Env = append(cmd.Env, syslock.FDEnv+"=3")
-	}
-	return cmd
+	return child.Command(suiteOptions(o))
 }
 
 // requireLiveFrames skips a test of a family built on the veth rig where

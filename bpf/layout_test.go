@@ -32,7 +32,7 @@ var layers = map[string]int{
 	"results/anatomy":              2,
 	"results/mechanism":            2,
 	"results/internal/resultstest": 0, // tests only
-	"bpf/internal/childtest":       2, // tests only
+	"internal/child":               2, // tests only: a test's own binary run as a child
 	"bpf/host":                     2,
 	"bpf/host/snapshot":            3,
 	"bpf/probe":                    3,

@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"bpfbench/bpf"
-	"bpfbench/bpf/host"
 	"bpfbench/bpf/internal/testutil"
+	"bpfbench/internal/child"
 
 	"github.com/cilium/ebpf"
 )
 
-func TestMain(m *testing.M) { host.RunTests(m) }
+func TestMain(m *testing.M) { child.RunTests(m) }
 
 func TestXDPProgramsReturn(t *testing.T) {
 	objs := testutil.LoadXDP(t)

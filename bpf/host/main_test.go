@@ -1,5 +1,9 @@
 package host
 
-import "testing"
+import (
+	"testing"
 
-func TestMain(m *testing.M) { RunTests(m) }
+	"bpfbench/internal/child"
+)
+
+func TestMain(m *testing.M) { child.RunTests(m) }

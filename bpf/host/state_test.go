@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +13,7 @@ import (
 	"time"
 
 	"bpfbench/bpf/host/syslock"
-	"bpfbench/bpf/internal/childtest"
+	"bpfbench/internal/child"
 )
 
 // Sysctls the tests change. bpf_jit_harden 0 and 1 both leave programs
@@ -431,31 +430,32 @@ func TestStateRepairJournals(t *testing.T) {
 	hsNoJournal(t, d)
 }
 
-// hsHelper starts this test binary as a helper process in mode, passing
-// the lock this test holds, and waits until it reports READY; it returns
-// the command and the rest of the READY line.
-func hsHelper(t *testing.T, lock *os.File, mode string, env ...string) (*exec.Cmd, string, *bytes.Buffer) {
+// hsTimeout bounds a wait for a helper child.
+const hsTimeout = time.Minute
+
+// hsHelper starts this test binary as a helper child in mode, passing the
+// lock this test holds, and waits until it is ready; it returns the child
+// and the rest of its ready line.
+func hsHelper(t *testing.T, lock *os.File, mode string, env ...string) (*child.Proc, string) {
 	t.Helper()
-	cmd, out, stderr := childtest.Start(t, mode, lock, env...)
-	hsChildren[cmd.Process.Pid] = true
+	p := child.Start(t, child.Options{Mode: mode, Lock: lock, Env: env})
+	hsChildren[p.PID()] = true
 	// Whatever happens, the child is gone and what it left is repaired
 	// before the test's host-state check.
 	t.Cleanup(func() {
-		childtest.Kill(cmd)
+		p.Kill()
 		if lines, err := Repair(); err != nil || len(lines) > 0 {
 			t.Logf("cleanup repair: %q %v", lines, err)
 		}
 	})
-	return cmd, childtest.WaitReady(t, cmd, out, stderr, mode), stderr
+	return p, p.WaitReady(t, hsTimeout)
 }
 
 // TestHelperProcess is the child of the SIGKILL, SIGINT and panic tests.
 func TestHelperProcess(t *testing.T) {
-	mode := os.Getenv("BPFBENCH_TEST_HELPER")
-	if mode == "" {
-		return
-	}
-	switch mode {
+	switch mode := child.Mode(); mode {
+	case "":
+		t.Skip("the child process of the state tests; it tests nothing on its own")
 	case "state", "signal", "panic":
 		if mode == "signal" {
 			InstallSignalHandler()
@@ -463,7 +463,7 @@ func TestHelperProcess(t *testing.T) {
 		SetSysctl(t, hsHarden, os.Getenv("BPFBENCH_TEST_VALUE"))
 		ns := NewNetns(t)
 		ns.AddVeth(t, 2, 1)
-		fmt.Println(childtest.ReadyPrefix, ns.Name)
+		child.Ready(ns.Name)
 		if mode == "panic" {
 			time.Sleep(100 * time.Millisecond)
 			panic("helper panics")
@@ -481,8 +481,8 @@ func TestStateSIGKILL(t *testing.T) {
 	lock := hsLock(t)
 	orig, other := hsToggle(t)
 
-	cmd, nsName, _ := hsHelper(t, lock, "state", "BPFBENCH_TEST_VALUE="+other)
-	pid := cmd.Process.Pid
+	p, nsName := hsHelper(t, lock, "state", "BPFBENCH_TEST_VALUE="+other)
+	pid := p.PID()
 	if got := hsRead(t, hsHarden); got != other {
 		t.Fatalf("helper did not set %s: it is %s", hsHarden, got)
 	}
@@ -495,10 +495,10 @@ func TestStateSIGKILL(t *testing.T) {
 		t.Fatalf("Repair with the helper alive: %q, %v", lines, err)
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Wait()
+	p.Wait(t, hsTimeout)
 	if got := hsRead(t, hsHarden); got != other {
 		t.Fatalf("after SIGKILL %s is %s: expected the change to survive", hsHarden, got)
 	}
@@ -539,19 +539,18 @@ func TestStateSIGINT(t *testing.T) {
 
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd, nsName, stderr := hsHelper(t, lock, "signal", "BPFBENCH_TEST_VALUE="+other)
-			pid := cmd.Process.Pid
+			p, nsName := hsHelper(t, lock, "signal", "BPFBENCH_TEST_VALUE="+other)
+			pid := p.PID()
 			if got := hsRead(t, hsHarden); got != other {
 				t.Fatalf("helper did not set %s: it is %s", hsHarden, got)
 			}
-			if err := cmd.Process.Signal(sig); err != nil {
+			if err := p.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			err := cmd.Wait()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) {
-				t.Errorf("helper exit: %v, want status %d", err, 128+int(sig))
+			if code := p.Wait(t, hsTimeout); code != 128+int(sig) {
+				t.Errorf("helper exit: %v, want status %d", p.Err(), 128+int(sig))
 			}
+			_, stderr := p.Output()
 			t.Logf("helper stderr:\n%s", stderr)
 			if got := hsRead(t, hsHarden); got != orig {
 				t.Errorf("after %v %s is %s, want %s", sig, hsHarden, got, orig)
@@ -564,7 +563,7 @@ func TestStateSIGINT(t *testing.T) {
 				fmt.Sprintf("restored %s=%s (was %s)", hsHarden, orig, other),
 				"deleted network namespace " + nsName,
 			} {
-				if !strings.Contains(stderr.String(), want) {
+				if !strings.Contains(stderr, want) {
 					t.Errorf("helper stderr lacks %q", want)
 				}
 			}
@@ -579,11 +578,11 @@ func TestStatePanic(t *testing.T) {
 	lock := hsLock(t)
 	orig, other := hsToggle(t)
 
-	cmd, nsName, stderr := hsHelper(t, lock, "panic", "BPFBENCH_TEST_VALUE="+other)
-	if err := cmd.Wait(); err == nil {
+	p, nsName := hsHelper(t, lock, "panic", "BPFBENCH_TEST_VALUE="+other)
+	if p.Wait(t, hsTimeout) == 0 {
 		t.Errorf("panicking helper exited 0")
 	}
-	if !strings.Contains(stderr.String(), "helper panics") {
+	if _, stderr := p.Output(); !strings.Contains(stderr, "helper panics") {
 		t.Errorf("helper stderr:\n%s", stderr)
 	}
 	if got := hsRead(t, hsHarden); got != orig {
@@ -592,5 +591,5 @@ func TestStatePanic(t *testing.T) {
 	if hsContains(hsIPNetnsList(t), nsName) {
 		t.Errorf("after the panic %s still exists", nsName)
 	}
-	hsNoJournal(t, cmd.Process.Pid)
+	hsNoJournal(t, p.PID())
 }

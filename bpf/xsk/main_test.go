@@ -3,7 +3,7 @@ package xsk
 import (
 	"testing"
 
-	"bpfbench/bpf/host"
+	"bpfbench/internal/child"
 )
 
-func TestMain(m *testing.M) { host.RunTests(m) }
+func TestMain(m *testing.M) { child.RunTests(m) }

@@ -1,10 +1,8 @@
 package syslock_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,10 +11,10 @@ import (
 
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/syslock"
-	"bpfbench/bpf/internal/childtest"
+	"bpfbench/internal/child"
 )
 
-func TestMain(m *testing.M) { host.RunTests(m) }
+func TestMain(m *testing.M) { child.RunTests(m) }
 
 // held holds the system-wide lock for the test, unless this process
 // already does (TestMain), and returns the held lock file, for children.
@@ -33,35 +31,35 @@ func held(tb testing.TB) *os.File {
 	return syslock.HeldFile()
 }
 
-// helper starts this test binary as a helper process in mode, passing
-// lock, and waits until it reports READY; it returns the command and the
-// rest of the READY line.
-func helper(t *testing.T, lock *os.File, mode string, env ...string) (*exec.Cmd, string, *bytes.Buffer) {
+// helperTimeout bounds a wait for a helper child.
+const helperTimeout = time.Minute
+
+// helper starts this test binary as a helper child in mode, passing lock,
+// and waits until it is ready; it returns the child and the rest of its
+// ready line.
+func helper(t *testing.T, lock *os.File, mode string, env ...string) (*child.Proc, string) {
 	t.Helper()
-	cmd, out, stderr := childtest.Start(t, mode, lock, env...)
-	t.Cleanup(func() {
-		childtest.Kill(cmd)
-	})
-	return cmd, childtest.WaitReady(t, cmd, out, stderr, mode), stderr
+	p := child.Start(t, child.Options{Mode: mode, Lock: lock, Env: env})
+	return p, p.WaitReady(t, helperTimeout)
 }
 
 // TestHelperProcess is the child of the lock tests.
 func TestHelperProcess(t *testing.T) {
-	switch mode := os.Getenv("BPFBENCH_TEST_HELPER"); mode {
+	switch mode := child.Mode(); mode {
 	case "":
-		return
+		t.Skip("the child process of the lock tests; it tests nothing on its own")
 	case "lock":
 		if _, err := syslock.LockAt(os.Getenv("BPFBENCH_TEST_LOCK"), 0); err != nil {
 			t.Fatal(err)
 		}
-		fmt.Println(childtest.ReadyPrefix)
+		child.Ready()
 	case "inherit":
 		unlock, err := syslock.Take(0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		unlock()
-		fmt.Println(childtest.ReadyPrefix, "inherited")
+		child.Ready("inherited")
 		return
 	default:
 		t.Fatalf("unknown helper mode %q", mode)
@@ -75,8 +73,8 @@ func TestLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lock")
 
 	// Held by another process: fail after the wait, naming it.
-	cmd, _, _ := helper(t, syslock.HeldFile(), "lock", "BPFBENCH_TEST_LOCK="+path)
-	pid := cmd.Process.Pid
+	p, _ := helper(t, syslock.HeldFile(), "lock", "BPFBENCH_TEST_LOCK="+path)
+	pid := p.PID()
 	start := time.Now()
 	_, err := syslock.LockAt(path, 200*time.Millisecond)
 	if err == nil {
@@ -87,8 +85,7 @@ func TestLock(t *testing.T) {
 		t.Errorf("error does not name holder pid %d: %v", pid, err)
 	}
 	// The kernel releases the lock of a killed holder.
-	cmd.Process.Kill()
-	cmd.Wait()
+	p.Kill()
 	unlock, err := syslock.LockAt(path, 5*time.Second)
 	if err != nil {
 		t.Fatalf("Lock after the holder died: %v", err)
@@ -118,12 +115,13 @@ func TestLockSystemWide(t *testing.T) {
 		t.Errorf("lock file says %q (%v), want our pid first", data, err)
 	}
 	// A child handed the lock takes it at once.
-	cmd, r, _ := helper(t, lock, "inherit")
+	p, r := helper(t, lock, "inherit")
 	if r != "inherited" {
 		t.Errorf("helper: %q", r)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("helper: %v", err)
+	if code := p.Wait(t, helperTimeout); code != 0 {
+		stdout, stderr := p.Output()
+		t.Errorf("helper exited with %d:\n%s\n%s", code, stdout, stderr)
 	}
 	// Still ours after the child's unlock.
 	if _, err := syslock.Take(50 * time.Millisecond); err == nil {

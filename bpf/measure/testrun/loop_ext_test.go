@@ -10,9 +10,10 @@ import (
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
+	"bpfbench/internal/child"
 )
 
-func TestMain(m *testing.M) { host.RunTests(m) }
+func TestMain(m *testing.M) { child.RunTests(m) }
 
 func TestMeasure(t *testing.T) {
 	objs := testutil.LoadXDP(t)
