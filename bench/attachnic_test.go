@@ -212,7 +212,9 @@ func TestAttachIface(t *testing.T) {
 func TestAttachIfaceRefuses(t *testing.T) {
 	host.RequireRoot(t)
 	ns := host.NewNetns(t)
-	ns.AddVeth(t, 2, 1)
+	if _, err := ns.AddVeth(2, 1); err != nil {
+		t.Fatal(err)
+	}
 	h, err := ns.Handle()
 	if err != nil {
 		t.Fatal(err)

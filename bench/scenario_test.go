@@ -52,12 +52,15 @@ func TestHelperProcess(t *testing.T) {
 	}
 	host.SetSysctl(t, heldSysctl, value)
 	ns := host.NewNetns(t)
-	pairs := ns.AddVeth(t, 1, 1)
+	pairs, err := ns.AddVeth(1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var objs bpf.XDPObjects
 	probe.Require(t, bpf.LoadXDPObjects(&objs, nil), "load XDP programs")
 	t.Cleanup(func() { objs.Close() })
 	var l link.Link
-	err := ns.Do(func() error {
+	err = ns.Do(func() error {
 		var err error
 		l, err = link.AttachXDP(link.XDPOptions{Program: objs.Drop, Interface: pairs[0].A.Index, Flags: link.XDPDriverMode})
 		return err

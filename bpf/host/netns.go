@@ -68,7 +68,7 @@ type Netns struct {
 // the caller's thread nor any other is left in it.
 func NewNetns(tb testing.TB) *Netns {
 	tb.Helper()
-	ns, err := newNetns()
+	ns, err := CreateNetns()
 	if err != nil {
 		tb.Fatalf("host: create network namespace: %v", err)
 	}
@@ -80,7 +80,9 @@ func NewNetns(tb testing.TB) *Netns {
 	return ns
 }
 
-func newNetns() (*Netns, error) {
+// CreateNetns is NewNetns for what outlives no test but is not one: the
+// caller deletes the namespace with Close.
+func CreateNetns() (*Netns, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.frozen {

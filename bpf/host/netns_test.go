@@ -105,7 +105,10 @@ func TestNetnsVeth(t *testing.T) {
 		}
 
 		start = time.Now()
-		pairs := ns.AddVeth(t, 24, 2)
+		pairs, err := ns.AddVeth(24, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Logf("AddVeth(24 pairs, 2 queues): %v", time.Since(start))
 		if len(pairs) != 24 {
 			t.Fatalf("got %d pairs, want 24", len(pairs))
@@ -168,7 +171,10 @@ func TestNetnsVeth(t *testing.T) {
 		}
 
 		// More pairs number on.
-		more := ns.AddVeth(t, 1, 1)
+		more, err := ns.AddVeth(1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if more[0].A.Name != "v24a" {
 			t.Errorf("next pair is %s, want v24a", more[0].A.Name)
 		}
@@ -226,7 +232,10 @@ func TestNetnsDo(t *testing.T) {
 	}
 
 	// Interfaces resolve in the namespace inside Do.
-	pairs := ns.AddVeth(t, 1, 1)
+	pairs, err := ns.AddVeth(1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	err = ns.Do(func() error {
 		l, err := netlink.LinkByName(pairs[0].A.Name)
 		if err != nil {

@@ -270,7 +270,9 @@ func TestStateRestoreAll(t *testing.T) {
 		SetSysctl(t, hsHarden, other)
 		SetSysctl(t, hsBurst, v0+"1")
 		ns := NewNetns(t)
-		ns.AddVeth(t, 2, 1)
+		if _, err := ns.AddVeth(2, 1); err != nil {
+			t.Fatal(err)
+		}
 		j := hsJournal(t, selfPID)
 		if len(j.Sysctls) != 2 || len(j.Netns) != 1 || j.Netns[0].Name != ns.Name || j.Netns[0].StartTime != j.StartTime {
 			t.Fatalf("journal %+v", j)
@@ -462,7 +464,9 @@ func TestHelperProcess(t *testing.T) {
 		}
 		SetSysctl(t, hsHarden, os.Getenv("BPFBENCH_TEST_VALUE"))
 		ns := NewNetns(t)
-		ns.AddVeth(t, 2, 1)
+		if _, err := ns.AddVeth(2, 1); err != nil {
+			t.Fatal(err)
+		}
 		child.Ready(ns.Name)
 		if mode == "panic" {
 			time.Sleep(100 * time.Millisecond)

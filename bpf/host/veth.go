@@ -3,7 +3,6 @@ package host
 import (
 	"fmt"
 	"net"
-	"testing"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -37,16 +36,7 @@ func VethMAC(i int, side byte) net.HardwareAddr {
 // the fixed MAC address VethMAC(i, 'a' or 'b'), and sets both ends up. It
 // configures the namespace over netlink (see Handle), never with `ip`. The
 // pairs go away with the namespace.
-func (ns *Netns) AddVeth(tb testing.TB, n, queues int) []VethPair {
-	tb.Helper()
-	pairs, err := ns.addVeth(n, queues)
-	if err != nil {
-		tb.Fatalf("host: add veth pairs in %s: %v", ns.Name, err)
-	}
-	return pairs
-}
-
-func (ns *Netns) addVeth(n, queues int) ([]VethPair, error) {
+func (ns *Netns) AddVeth(n, queues int) ([]VethPair, error) {
 	if n <= 0 {
 		return nil, nil
 	}

@@ -106,7 +106,10 @@ func TestSanitizeName(t *testing.T) {
 func ifaceNS(t *testing.T) (*host.Netns, []host.VethPair) {
 	t.Helper()
 	ns := host.NewNetns(t)
-	pairs := ns.AddVeth(t, 2, 2)
+	pairs, err := ns.AddVeth(2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	h, err := ns.Handle()
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,11 @@ type Filler struct {
 func NewFiller(tb testing.TB, n int, mode link.XDPAttachFlags) *Filler {
 	tb.Helper()
 	f := &Filler{ns: host.NewNetns(tb), mode: mode}
-	for _, p := range f.ns.AddVeth(tb, (n+1)/2, 1) {
+	pairs, err := f.ns.AddVeth((n+1)/2, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, p := range pairs {
 		f.devs = append(f.devs, p.A.Index, p.B.Index)
 	}
 	f.devs = f.devs[:n]

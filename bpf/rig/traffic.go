@@ -65,8 +65,16 @@ func NewTraffic(tb testing.TB, queues int) *Traffic {
 	tb.Helper()
 	probe.Require(tb, probe.HaveLiveFrames(), "traffic generator")
 	t := &Traffic{NS: host.NewNetns(tb), Queues: queues, tb: tb}
-	t.Pair = t.NS.AddVeth(tb, 1, queues)[0]
-	idle := t.NS.AddVeth(tb, 1, 1)[0]
+	pairs, err := t.NS.AddVeth(1, queues)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	t.Pair = pairs[0]
+	idles, err := t.NS.AddVeth(1, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	idle := idles[0]
 
 	t.Receivers = LoadReceivers(tb)
 

@@ -149,8 +149,12 @@ func TestXSKCopyMode(t *testing.T) {
 func TestXSKZerocopyOnVeth(t *testing.T) {
 	host.RequireRoot(t)
 	ns := host.NewNetns(t)
-	pair := ns.AddVeth(t, 1, 1)[0]
-	err := ns.Do(func() error {
+	pairs, err := ns.AddVeth(1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := pairs[0]
+	err = ns.Do(func() error {
 		x, err := Open(Config{Ifindex: pair.B.Index, Zerocopy: true})
 		if err == nil {
 			return errors.Join(errors.New("veth accepted a zero-copy socket"), x.Close())
