@@ -170,7 +170,7 @@ func TestAttachIface(t *testing.T) {
 
 	stop := tr.Flood(100_000)
 	run := runVerbose(t, nil, "-test.run=^$", "-test.bench=^BenchmarkAttach$", "-test.benchtime=1x",
-		"-bpfbench.iface="+tr.Pair.B.Name, "-bpfbench.iface-netns="+tr.NS.Name, "-bpfbench.duration=1s")
+		"-bpfbench.iface="+tr.Pair.B.Name, "-bpfbench.iface-netns="+tr.NS.Path(), "-bpfbench.duration=1s")
 	_, sendErr := stop()
 	if sendErr != nil {
 		t.Fatal(sendErr)
@@ -192,7 +192,7 @@ func TestAttachIface(t *testing.T) {
 			t.Errorf("results %q, want %s-<procs> at %d\n%s", names, w, i, stdout)
 		}
 	}
-	if !strings.Contains(stderr, "XDP on v0b (netns "+tr.NS.Name+") at 1s") || !strings.Contains(stderr, "softirq") {
+	if !strings.Contains(stderr, "XDP on v0b (netns "+tr.NS.Path()+") at 1s") || !strings.Contains(stderr, "softirq") {
 		t.Errorf("no per-queue table on stderr:\n%s", stderr)
 	}
 	requireNoConfigLines(t, stderr)
@@ -241,10 +241,10 @@ func TestAttachIfaceRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"default-route", nil, []string{"-bpfbench.iface=v0b", "-bpfbench.iface-netns=" + ns.Name}, "carries a default route"},
-		{"veth-peer", nil, []string{"-bpfbench.iface=v0a", "-bpfbench.iface-netns=" + ns.Name}, "veth peer of v0b"},
-		{"management", []string{"SSH_CONNECTION=198.18.6.9 40000 198.18.6.2 22"}, []string{"-bpfbench.iface=v1b", "-bpfbench.iface-netns=" + ns.Name}, "management address"},
-		{"missing", nil, []string{"-bpfbench.iface=nosuch0", "-bpfbench.iface-netns=" + ns.Name}, "no such device"},
+		{"default-route", nil, []string{"-bpfbench.iface=v0b", "-bpfbench.iface-netns=" + ns.Path()}, "carries a default route"},
+		{"veth-peer", nil, []string{"-bpfbench.iface=v0a", "-bpfbench.iface-netns=" + ns.Path()}, "veth peer of v0b"},
+		{"management", []string{"SSH_CONNECTION=198.18.6.9 40000 198.18.6.2 22"}, []string{"-bpfbench.iface=v1b", "-bpfbench.iface-netns=" + ns.Path()}, "management address"},
+		{"missing", nil, []string{"-bpfbench.iface=nosuch0", "-bpfbench.iface-netns=" + ns.Path()}, "no such device"},
 		{"override-alone", nil, []string{"-bpfbench.iface-override"}, "need -bpfbench.iface"},
 		{"duration", nil, []string{"-bpfbench.duration=1ms"}, "-bpfbench.duration=1ms"},
 	} {
@@ -270,7 +270,7 @@ func TestAttachIfaceRefuses(t *testing.T) {
 	requireSameState(t, before)
 
 	t.Run("override", func(t *testing.T) {
-		stdout, stderr, err := runSuite(t, nil, append(bench, "-bpfbench.iface=v0b", "-bpfbench.iface-netns="+ns.Name, "-bpfbench.iface-override", "-test.v")...)
+		stdout, stderr, err := runSuite(t, nil, append(bench, "-bpfbench.iface=v0b", "-bpfbench.iface-netns="+ns.Path(), "-bpfbench.iface-override", "-test.v")...)
 		if err != nil {
 			t.Fatalf("with override: %v\n%s\n%s", err, stdout, stderr)
 		}

@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/snapshot"
 	"bpfbench/bpf/host/syslock"
 	"bpfbench/internal/child"
 
@@ -51,20 +52,46 @@ func startSuite(t *testing.T, o child.Options) *child.Proc {
 // childTimeout bounds a wait for a child that may first wait for the lock.
 func childTimeout() time.Duration { return *flagLockWait + 2*time.Minute }
 
-// namespacesOf lists the namespaces of process pid in /run/netns.
+// namespacesOf lists the network namespaces process pid holds by a
+// descriptor (host.Netns), by their kernel names, net:[<inode>].
 func namespacesOf(t *testing.T, pid int) []string {
 	t.Helper()
-	ents, err := os.ReadDir(host.NetnsDir)
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(dir)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
+	own, _ := os.Readlink("/proc/self/ns/net")
 	var names []string
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), fmt.Sprintf("%s%d-", host.NetnsPrefix, pid)) {
-			names = append(names, e.Name())
+	for _, fd := range fds {
+		l, err := os.Readlink(filepath.Join(dir, fd.Name()))
+		if err == nil && strings.HasPrefix(l, "net:[") && l != own && !slices.Contains(names, l) {
+			names = append(names, l)
 		}
 	}
 	return names
+}
+
+// requireGone fails t unless nothing holds any of the namespaces names
+// (snapshot.NetnsHolders), waiting a little for an exited process to be
+// reaped: a run's namespaces die with it.
+func requireGone(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		var held []string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			var err error
+			if held, err = snapshot.NetnsHolders(n); err != nil {
+				t.Fatal(err)
+			}
+			if len(held) == 0 {
+				break
+			}
+		}
+		if len(held) > 0 {
+			t.Errorf("namespace %s is still held: %v", n, held)
+		}
+	}
 }
 
 // parseReady reads the k=v fields of the hold helper's ready line (the
@@ -114,8 +141,8 @@ func withoutSuiteLock(t *testing.T, fn func()) {
 }
 
 // stateWatch records, through inotify, every file created, renamed into or
-// deleted from /run/netns and the journal directory, in the order the
-// kernel saw them: which runs changed host state, and when.
+// deleted from the journal directory, in the order the kernel saw them:
+// which runs changed the host state that outlives them, and when.
 type stateWatch struct {
 	fd     int
 	dirs   map[int32]string
@@ -130,8 +157,8 @@ func watchState(t *testing.T) *stateWatch {
 	}
 	w := &stateWatch{fd: fd, dirs: map[int32]string{}}
 	t.Cleanup(func() { unix.Close(fd) })
-	// /run too: a run that found neither directory would create it.
-	for _, dir := range []string{host.NetnsDir, host.StateDir, filepath.Dir(host.StateDir)} {
+	// /run too: a run that found no journal directory would create it.
+	for _, dir := range []string{host.StateDir, filepath.Dir(host.StateDir)} {
 		wd, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE)
 		if err != nil {
 			if os.IsNotExist(err) {
@@ -167,7 +194,7 @@ func (w *stateWatch) read(t *testing.T) []string {
 			if dir == "" {
 				continue
 			}
-			if dir == filepath.Dir(host.StateDir) && name != filepath.Base(host.NetnsDir) && name != filepath.Base(host.StateDir) {
+			if dir == filepath.Dir(host.StateDir) && name != filepath.Base(host.StateDir) {
 				continue // the rest of /run is not ours
 			}
 			what := "create"
@@ -180,16 +207,15 @@ func (w *stateWatch) read(t *testing.T) []string {
 }
 
 // byPID are the events about files process pid names as its own: its
-// namespaces and journal. first is the index of the first in events, or -1.
+// journal. first is the index of the first in events, or -1.
 func (w *stateWatch) byPID(t *testing.T, pid int) (evs []string, first int) {
 	t.Helper()
 	first = -1
 	for i, e := range w.read(t) {
 		name := filepath.Base(e)
 		switch {
-		case strings.HasPrefix(name, fmt.Sprintf("%s%d-", host.NetnsPrefix, pid)),
-			strings.HasPrefix(name, fmt.Sprintf("journal-%d.", pid)),
-			name == "bpfbench" || name == "netns": // a directory created
+		case strings.HasPrefix(name, fmt.Sprintf("journal-%d.", pid)),
+			name == "bpfbench": // the directory created
 			if first < 0 {
 				first = i
 			}

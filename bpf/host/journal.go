@@ -21,7 +21,6 @@ type journal struct {
 	BootID    string         `json:"boot_id"`
 	Cmdline   string         `json:"cmdline"`
 	Sysctls   []sysctlRecord `json:"sysctls,omitempty"`
-	Netns     []netnsRecord  `json:"netns,omitempty"`
 }
 
 type sysctlRecord struct {
@@ -32,14 +31,6 @@ type sysctlRecord struct {
 	Old  string    `json:"old"`
 	New  string    `json:"new"`
 	Time time.Time `json:"time"`
-}
-
-type netnsRecord struct {
-	Name      string    `json:"name"`
-	Path      string    `json:"path"`
-	PID       int       `json:"pid"`
-	StartTime uint64    `json:"start_time"`
-	Time      time.Time `json:"time"`
 }
 
 func journalPath(pid int) string {
@@ -58,9 +49,6 @@ func currentJournalLocked() journal {
 		first, last := stack[0], stack[len(stack)-1]
 		j.Sysctls = append(j.Sysctls, sysctlRecord{Name: first.name, Path: path, Old: first.prev, New: last.value, Time: first.time})
 	}
-	for _, ns := range st.namespaces {
-		j.Netns = append(j.Netns, netnsRecord{Name: ns.Name, Path: ns.Path, PID: selfPID, StartTime: id.start, Time: ns.created})
-	}
 	return j
 }
 
@@ -69,7 +57,7 @@ func currentJournalLocked() journal {
 func syncJournalLocked() error {
 	j := currentJournalLocked()
 	path := journalPath(selfPID)
-	if len(j.Sysctls) == 0 && len(j.Netns) == 0 {
+	if len(j.Sysctls) == 0 {
 		if !st.journalExists {
 			return nil
 		}

@@ -11,33 +11,34 @@ import (
 	"testing"
 	"time"
 
+	"bpfbench/bpf/host/snapshot"
+
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
-// hsIPNetnsList returns the names `ip netns list` prints.
-func hsIPNetnsList(tb testing.TB) []string {
+// hsHolders lists what holds the namespace of that name, in any process
+// (snapshot.NetnsHolders).
+func hsHolders(tb testing.TB, name string) []string {
 	tb.Helper()
-	out, err := exec.Command("ip", "netns", "list").CombinedOutput()
+	held, err := snapshot.NetnsHolders(name)
 	if err != nil {
-		tb.Fatalf("ip netns list: %v\n%s", err, out)
+		tb.Fatal(err)
 	}
-	var names []string
-	for _, line := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(line); len(f) > 0 {
-			names = append(names, f[0]) // "name" or "name (id: 3)"
-		}
-	}
-	return names
+	return held
 }
 
-func hsContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// hsGone fails tb unless nothing holds the namespace of that name any
+// more, waiting a little for a process that exited to be reaped.
+func hsGone(tb testing.TB, name string) {
+	tb.Helper()
+	var held []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if held = hsHolders(tb, name); len(held) == 0 {
+			return
 		}
 	}
-	return false
+	tb.Errorf("namespace %s is still held: %v", name, held)
 }
 
 // hsThreadNetns is the inode of the calling thread's network namespace.
@@ -94,14 +95,13 @@ func TestNetnsVeth(t *testing.T) {
 		ns := NewNetns(t)
 		t.Logf("NewNetns %s: %v", ns.Name, time.Since(start))
 		name = ns.Name
-		if want := fmt.Sprintf("bpfbench-%d-", os.Getpid()); !strings.HasPrefix(ns.Name, want) {
-			t.Errorf("name %q does not start with %q", ns.Name, want)
+		if want := fmt.Sprintf("net:[%d]", ns.Inode); ns.Name != want {
+			t.Errorf("name %q, want %q", ns.Name, want)
 		}
-		if _, err := os.Stat(filepath.Join("/run/netns", ns.Name)); err != nil {
-			t.Errorf("not in /run/netns: %v", err)
-		}
-		if !hsContains(hsIPNetnsList(t), ns.Name) {
-			t.Errorf("ip netns list does not show %s", ns.Name)
+		// Held by this process's descriptor alone: no thread is in it,
+		// and nothing names it in the file system.
+		if held := hsHolders(t, ns.Name); len(held) != 1 || !strings.HasPrefix(held[0], "fd ") {
+			t.Errorf("namespace held by %v, want one descriptor of this process", held)
 		}
 
 		start = time.Now()
@@ -161,13 +161,20 @@ func TestNetnsVeth(t *testing.T) {
 			}
 		}
 
-		// iproute2 sees the same namespace.
-		out, err := exec.Command("ip", "-n", ns.Name, "-o", "link", "show", "type", "veth").CombinedOutput()
+		// iproute2 sees the same namespace, entered by its descriptor.
+		// iproute2's own ip, by its path: a busybox nsenter would run
+		// busybox's ip applet.
+		ip, err := exec.LookPath("ip")
 		if err != nil {
-			t.Fatalf("ip -n %s link: %v\n%s", ns.Name, err, out)
+			t.Fatal(err)
+		}
+		fd := ns.Path()
+		out, err := exec.Command("nsenter", "--net="+fd, ip, "-o", "link", "show", "type", "veth").CombinedOutput()
+		if err != nil {
+			t.Fatalf("nsenter --net=%s ip link: %v\n%s", fd, err, out)
 		}
 		if n := strings.Count(strings.TrimSpace(string(out)), "\n") + 1; n != 48 {
-			t.Errorf("ip -n %s link show type veth: %d lines, want 48:\n%s", ns.Name, n, out)
+			t.Errorf("ip link show type veth in %s: %d lines, want 48:\n%s", ns.Name, n, out)
 		}
 
 		// More pairs number on.
@@ -182,12 +189,7 @@ func TestNetnsVeth(t *testing.T) {
 	if name == "" {
 		return
 	}
-	if _, err := os.Lstat(filepath.Join("/run/netns", name)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("/run/netns/%s still there after cleanup (%v)", name, err)
-	}
-	if hsContains(hsIPNetnsList(t), name) {
-		t.Errorf("ip netns list still shows %s after cleanup", name)
-	}
+	hsGone(t, name)
 }
 
 func TestNetnsDo(t *testing.T) {
@@ -207,8 +209,8 @@ func TestNetnsDo(t *testing.T) {
 		t.Fatalf("namespace inode %d (host %d)", ns.Inode, host)
 	}
 	var s unix.Stat_t
-	if err := unix.Stat(ns.Path, &s); err != nil || s.Ino != ns.Inode {
-		t.Fatalf("%s is inode %d (%v), want %d", ns.Path, s.Ino, err, ns.Inode)
+	if err := unix.Fstat(ns.fd, &s); err != nil || s.Ino != ns.Inode {
+		t.Fatalf("the namespace's descriptor is inode %d (%v), want %d", s.Ino, err, ns.Inode)
 	}
 	if in := hsThreadsIn(t, ns.Inode); len(in) > 0 {
 		t.Fatalf("threads %v are in the new namespace after NewNetns", in)
@@ -296,14 +298,9 @@ func TestNetnsFreed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bfd, err := unix.Open(b.Path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name = "x"
-	err = ha.LinkAdd(&netlink.Veth{LinkAttrs: attrs, PeerName: "y", PeerTxQLen: -1, PeerNamespace: netlink.NsFd(bfd)})
-	unix.Close(bfd)
+	err = ha.LinkAdd(&netlink.Veth{LinkAttrs: attrs, PeerName: "y", PeerTxQLen: -1, PeerNamespace: netlink.NsFd(b.fd)})
 	if err != nil {
 		t.Fatal(err)
 	}

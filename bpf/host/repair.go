@@ -20,10 +20,11 @@ import (
 //
 //   - sysctls in their journals are restored to the recorded old value,
 //     latest change first across all dead runs;
-//   - namespaces /run/netns/bpfbench-<pid>-* whose run is dead (or that no
-//     journal claims) are deleted;
 //   - journals from an earlier boot are discarded, as the reboot reset what
 //     they record.
+//
+// Sysctls are all a dead run can leave: what else it made died with it
+// (docs/safety.md#what-a-killed-run-leaves).
 //
 // A run is dead if its PID does not exist, is a zombie, or belongs to a
 // process with another start time. Live runs are left alone; a sysctl that
@@ -46,8 +47,6 @@ func Repair() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Namespaces first, as RestoreAll does.
-	rp.deleteNamespaces()
 	rp.restoreSysctls()
 	if journals > 0 {
 		syncDir(StateDir)
@@ -132,63 +131,6 @@ func (rp *repair) readJournals() (int, error) {
 	return len(entries), nil
 }
 
-// deleteNamespaces deletes the namespaces of dead runs, and those no
-// journal claims.
-func (rp *repair) deleteNamespaces() {
-	nsEntries, err := os.ReadDir(NetnsDir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		rp.errs = append(rp.errs, err)
-	}
-	for _, e := range nsEntries {
-		name := e.Name()
-		pid, ok := parseNetnsName(name)
-		if !ok {
-			continue
-		}
-		why := ""
-		switch {
-		case pid == selfPID:
-			mine := false
-			for _, ns := range st.namespaces {
-				mine = mine || ns.Name == name
-			}
-			if mine {
-				continue
-			}
-			why = fmt.Sprintf("dead run pid %d (the PID is now this process)", pid)
-		case rp.live[pid] != nil:
-			continue
-		case rp.deadWhy[pid] != "":
-			why = rp.deadWhy[pid]
-		default:
-			// No journal when we looked. A run journals a namespace before
-			// creating it and removes its journal only after deleting it,
-			// so look again now that the namespace is known to exist.
-			j, err := readJournal(journalPath(pid))
-			if err == nil {
-				if alive, _ := proc.Alive(pid, j.StartTime); alive {
-					continue
-				}
-			} else if !errors.Is(err, fs.ErrNotExist) && proc.Exists(pid) {
-				continue
-			}
-			why = fmt.Sprintf("killed run pid %d", pid)
-			if proc.Exists(pid) {
-				why = fmt.Sprintf("dead run pid %d (the PID is now another process)", pid)
-			}
-		}
-		did, err := deleteNamedNetns(filepath.Join(NetnsDir, name))
-		if err != nil {
-			rp.errs = append(rp.errs, fmt.Errorf("delete network namespace %s left by %s: %w", name, why, err))
-			continue
-		}
-		if did {
-			rp.lines = append(rp.lines, fmt.Sprintf("deleted network namespace %s left by %s", name, why))
-		}
-	}
-
-}
-
 // restoreSysctls puts back what dead runs changed, newest change first, so
 // that where runs changed the same sysctl one after the other the oldest
 // value wins, and keeps in their journals what it could not restore.
@@ -242,7 +184,7 @@ func (rp *repair) restoreSysctls() {
 			// Keep in the original order.
 			sort.SliceStable(rs, func(a, b int) bool { return rs[a].Time.Before(rs[b].Time) })
 			j := *d.j
-			j.Sysctls, j.Netns = rs, nil
+			j.Sysctls = rs
 			if err := writeJournal(d.path, &j); err != nil {
 				rp.errs = append(rp.errs, err)
 			}
@@ -264,23 +206,6 @@ func parseJournalName(name string) (int, bool) {
 		return 0, false
 	}
 	pid, err := strconv.Atoi(s)
-	return pid, err == nil && pid > 0
-}
-
-// parseNetnsName returns the PID in bpfbench-<pid>-<seq>.
-func parseNetnsName(name string) (int, bool) {
-	s, ok := strings.CutPrefix(name, NetnsPrefix)
-	if !ok {
-		return 0, false
-	}
-	p, seq, ok := strings.Cut(s, "-")
-	if !ok {
-		return 0, false
-	}
-	if _, err := strconv.Atoi(seq); err != nil {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(p)
 	return pid, err == nil && pid > 0
 }
 

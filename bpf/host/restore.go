@@ -11,9 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RestoreAll undoes every change this process still has outstanding:
-// deletes the namespaces it created, newest first, then puts back sysctls
-// in the reverse order of their first change, and removes the journal. It is
+// RestoreAll undoes every change this process still has outstanding: puts
+// back sysctls in the reverse order of their first change, and removes
+// the journal. It is
 // safe to call more than once and from any goroutine; cleanups of changes it
 // has undone do nothing. What it fails to undo stays in the journal for a
 // later call or Repair.
@@ -26,15 +26,6 @@ func RestoreAll() error {
 
 func restoreAllLocked() (lines []string, err error) {
 	var errs []error
-	for i := len(st.namespaces) - 1; i >= 0; i-- {
-		ns := st.namespaces[i]
-		if err := ns.destroy(); err != nil {
-			errs = append(errs, fmt.Errorf("delete network namespace %s: %w", ns.Name, err))
-			continue
-		}
-		removeNetnsLocked(ns)
-		lines = append(lines, "deleted network namespace "+ns.Name)
-	}
 	for i := len(st.keys) - 1; i >= 0; i-- {
 		path := st.keys[i]
 		stack := st.changes[path]
@@ -64,7 +55,7 @@ var sigOnce sync.Once
 // when the process started) restore host state: the handler runs RestoreAll,
 // prints what it restored to stderr and exits with status 128+signal (130
 // for SIGINT, 143 for SIGTERM), without running deferred calls or cleanups.
-// From the signal on, SetSysctl and NewNetns block until the exit. A second
+// From the signal on, SetSysctl blocks until the exit. A second
 // signal during the restore is ignored; SIGKILL leaves the journal to
 // Repair. Calling it again does nothing.
 func InstallSignalHandler() {

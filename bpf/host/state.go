@@ -11,11 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Host state the suite changes (sysctls, named network namespaces) is
-// journaled before it is changed, restored by tb.Cleanup, by RestoreAll
+// The host state the suite changes and that outlives a process, sysctls,
+// is journaled before it is changed, restored by tb.Cleanup, by RestoreAll
 // (TestMain after m.Run, and on SIGINT/SIGTERM through InstallSignalHandler)
 // and, if the process is SIGKILLed or otherwise dies first, by the next
-// run's Repair.
+// run's Repair. Everything else the suite makes (network namespaces, BPF
+// programs, links, stats) it holds by a file descriptor, which dies with
+// the process.
 //
 // The journal of process <pid> is StateDir/journal-<pid>.json. It is
 // rewritten whole on every change (temporary file, fsync, rename, fsync of the
@@ -36,9 +38,6 @@ var errFrozen = errors.New("bpfbench is exiting on a signal and has restored hos
 var st struct {
 	mu     sync.Mutex
 	frozen bool // a signal handler has restored everything and is exiting
-	nsSeq  int
-
-	namespaces []*Netns // in creation order
 
 	// sysctl changes: per /proc/sys path a stack of changes, newest last;
 	// keys lists the paths with a non-empty stack in order of first change.

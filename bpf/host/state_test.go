@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -73,10 +72,9 @@ func hsLock(tb testing.TB) *os.File {
 }
 
 // hsSnapshot takes the lock, repairs what dead runs left, and records the
-// watched sysctls and `ip netns
-// list`; at the end of the test (it registers the first cleanup, which
-// runs last) the sysctls must be as they were and no namespace of this
-// process or its children may be left.
+// watched sysctls; at the end of the test (it registers the first cleanup,
+// which runs last) they must be as they were, and no journal of this
+// process may be left with nothing outstanding.
 func hsSnapshot(tb testing.TB) {
 	tb.Helper()
 	hsLock(tb)
@@ -92,27 +90,10 @@ func hsSnapshot(tb testing.TB) {
 	for _, name := range hsWatched {
 		before[name] = hsRead(tb, name)
 	}
-	nsBefore := hsIPNetnsList(tb)
 	tb.Cleanup(func() {
 		for _, name := range hsWatched {
 			if got := hsRead(tb, name); got != before[name] {
 				tb.Errorf("host state: %s is %s after the test, was %s", name, got, before[name])
-			}
-		}
-		nsAfter := hsIPNetnsList(tb)
-		for _, n := range nsAfter {
-			if !hsContains(nsBefore, n) && strings.HasPrefix(n, NetnsPrefix) {
-				pid, _ := parseNetnsName(n)
-				if pid == selfPID || hsChildren[pid] {
-					tb.Errorf("host state: namespace %s left behind", n)
-				} else {
-					tb.Logf("namespace %s appeared meanwhile (another run)", n)
-				}
-			}
-		}
-		for _, n := range nsBefore {
-			if !hsContains(nsAfter, n) {
-				tb.Logf("namespace %s went away meanwhile", n)
 			}
 		}
 		if _, err := os.Stat(journalPath(selfPID)); err == nil && !hsOutstanding() {
@@ -124,11 +105,8 @@ func hsSnapshot(tb testing.TB) {
 func hsOutstanding() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return len(st.keys) > 0 || len(st.namespaces) > 0
+	return len(st.keys) > 0
 }
-
-// hsChildren are the PIDs of helper processes tests started.
-var hsChildren = map[int]bool{}
 
 func hsJournal(tb testing.TB, pid int) *journal {
 	tb.Helper()
@@ -274,7 +252,7 @@ func TestStateRestoreAll(t *testing.T) {
 			t.Fatal(err)
 		}
 		j := hsJournal(t, selfPID)
-		if len(j.Sysctls) != 2 || len(j.Netns) != 1 || j.Netns[0].Name != ns.Name || j.Netns[0].StartTime != j.StartTime {
+		if len(j.Sysctls) != 2 {
 			t.Fatalf("journal %+v", j)
 		}
 		if err := RestoreAll(); err != nil {
@@ -285,9 +263,6 @@ func TestStateRestoreAll(t *testing.T) {
 		}
 		if got := hsRead(t, hsBurst); got != v0 {
 			t.Errorf("%s is %s after RestoreAll, want %s", hsBurst, got, v0)
-		}
-		if _, err := os.Lstat(ns.Path); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s still there after RestoreAll", ns.Path)
 		}
 		hsNoJournal(t, selfPID)
 		if err := RestoreAll(); err != nil {
@@ -339,17 +314,6 @@ func TestStateRepairJournals(t *testing.T) {
 		}
 		t.Cleanup(func() { os.Remove(journalPath(pid)) })
 	}
-	// A namespace of B's (an empty file stands in: Repair unmounts what
-	// is mounted and removes the name).
-	nsName := fmt.Sprintf("%s%d-0", NetnsPrefix, b)
-	nsPath := filepath.Join(NetnsDir, nsName)
-	if err := ensureNetnsDir(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(nsPath, nil, 0); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove(nsPath) })
 	if err := writeSysctl(path, v2); err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +333,6 @@ func TestStateRepairJournals(t *testing.T) {
 		fmt.Sprintf("restored %s=%s left as %s by killed run pid %d", hsBurst, v1, v2, b),
 		fmt.Sprintf("restored %s=%s left as %s by dead run pid %d (the PID is now another process)", hsBurst, v0, v1, a),
 		fmt.Sprintf("discarded journal of run pid %d from an earlier boot", c),
-		fmt.Sprintf("deleted network namespace %s left by killed run pid %d", nsName, b),
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("Repair lines lack %q", want)
@@ -377,9 +340,6 @@ func TestStateRepairJournals(t *testing.T) {
 	}
 	for pid := range journals {
 		hsNoJournal(t, pid)
-	}
-	if _, err := os.Lstat(nsPath); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("%s still there", nsPath)
 	}
 
 	// A second Repair finds nothing.
@@ -441,7 +401,6 @@ const hsTimeout = time.Minute
 func hsHelper(t *testing.T, lock *os.File, mode string, env ...string) (*child.Proc, string) {
 	t.Helper()
 	p := child.Start(t, child.Options{Mode: mode, Lock: lock, Env: env})
-	hsChildren[p.PID()] = true
 	// Whatever happens, the child is gone and what it left is repaired
 	// before the test's host-state check.
 	t.Cleanup(func() {
@@ -493,6 +452,11 @@ func TestStateSIGKILL(t *testing.T) {
 	if r := hsJournalRecord(t, pid, hsHarden); r == nil || r.Old != orig {
 		t.Fatalf("helper journal record %+v, want old %s", r, orig)
 	}
+	// The helper's namespace is held by the helper, and by nothing once it
+	// is killed.
+	if held := hsHolders(t, nsName); len(held) == 0 || !strings.Contains(held[0], fmt.Sprintf("of pid %d", pid)) {
+		t.Fatalf("the live helper's namespace %s is held by %v, want the helper (pid %d)", nsName, held, pid)
+	}
 	// A live run is left alone.
 	lines, err := Repair()
 	if err != nil || len(lines) > 0 {
@@ -506,9 +470,8 @@ func TestStateSIGKILL(t *testing.T) {
 	if got := hsRead(t, hsHarden); got != other {
 		t.Fatalf("after SIGKILL %s is %s: expected the change to survive", hsHarden, got)
 	}
-	if !hsContains(hsIPNetnsList(t), nsName) {
-		t.Fatalf("after SIGKILL %s is gone already", nsName)
-	}
+	// The sysctl is all a killed run leaves: its namespace died with it.
+	hsGone(t, nsName)
 
 	lines, err = Repair()
 	for _, l := range lines {
@@ -520,18 +483,9 @@ func TestStateSIGKILL(t *testing.T) {
 	if got := hsRead(t, hsHarden); got != orig {
 		t.Errorf("after Repair %s is %s, want %s", hsHarden, got, orig)
 	}
-	if hsContains(hsIPNetnsList(t), nsName) {
-		t.Errorf("after Repair %s still exists", nsName)
-	}
 	hsNoJournal(t, pid)
-	all := strings.Join(lines, "\n")
-	for _, want := range []string{
-		fmt.Sprintf("restored %s=%s left as %s by killed run pid %d", hsHarden, orig, other, pid),
-		fmt.Sprintf("deleted network namespace %s left by killed run pid %d", nsName, pid),
-	} {
-		if !strings.Contains(all, want) {
-			t.Errorf("Repair lines lack %q", want)
-		}
+	if want := fmt.Sprintf("restored %s=%s left as %s by killed run pid %d", hsHarden, orig, other, pid); len(lines) != 1 || lines[0] != want {
+		t.Errorf("Repair lines %q, want only %q", lines, want)
 	}
 }
 
@@ -559,17 +513,10 @@ func TestStateSIGINT(t *testing.T) {
 			if got := hsRead(t, hsHarden); got != orig {
 				t.Errorf("after %v %s is %s, want %s", sig, hsHarden, got, orig)
 			}
-			if hsContains(hsIPNetnsList(t), nsName) {
-				t.Errorf("after %v %s still exists", sig, nsName)
-			}
+			hsGone(t, nsName)
 			hsNoJournal(t, pid)
-			for _, want := range []string{
-				fmt.Sprintf("restored %s=%s (was %s)", hsHarden, orig, other),
-				"deleted network namespace " + nsName,
-			} {
-				if !strings.Contains(stderr, want) {
-					t.Errorf("helper stderr lacks %q", want)
-				}
+			if want := fmt.Sprintf("restored %s=%s (was %s)", hsHarden, orig, other); !strings.Contains(stderr, want) {
+				t.Errorf("helper stderr lacks %q", want)
 			}
 		})
 	}
@@ -592,8 +539,6 @@ func TestStatePanic(t *testing.T) {
 	if got := hsRead(t, hsHarden); got != orig {
 		t.Errorf("after the panic %s is %s, want %s", hsHarden, got, orig)
 	}
-	if hsContains(hsIPNetnsList(t), nsName) {
-		t.Errorf("after the panic %s still exists", nsName)
-	}
+	hsGone(t, nsName)
 	hsNoJournal(t, p.PID())
 }

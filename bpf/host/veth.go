@@ -5,7 +5,6 @@ import (
 	"net"
 
 	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
 )
 
 // Link is one network interface.
@@ -86,13 +85,4 @@ func (ns *Netns) AddVeth(n, queues int) ([]VethPair, error) {
 		pairs = append(pairs, VethPair{A: a, B: b})
 	}
 	return pairs, nil
-}
-
-// fdInode returns the inode number of an open file.
-func fdInode(fd int) (uint64, error) {
-	var s unix.Stat_t
-	if err := unix.Fstat(fd, &s); err != nil {
-		return 0, err
-	}
-	return s.Ino, nil
 }

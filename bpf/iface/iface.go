@@ -44,7 +44,7 @@ func NetnsPath(name string) string {
 	if name == "" || strings.Contains(name, "/") {
 		return name
 	}
-	return filepath.Join(host.NetnsDir, name)
+	return filepath.Join("/run/netns", name)
 }
 
 // Do runs fn on a locked thread inside the target's namespace, then puts the

@@ -144,7 +144,7 @@ func passProg(t *testing.T) *ebpf.Program {
 func TestCheck(t *testing.T) {
 	host.RequireRoot(t)
 	ns, pairs := ifaceNS(t)
-	target := func(name string) Target { return Target{Name: name, Netns: ns.Name} }
+	target := func(name string) Target { return Target{Name: name, Netns: ns.Path()} }
 
 	for _, name := range []string{"v0b", "v0a", "lo"} {
 		_, err := Check(target(name), false)
@@ -206,7 +206,7 @@ func TestCheck(t *testing.T) {
 func TestAttachRestores(t *testing.T) {
 	host.RequireRoot(t)
 	ns, _ := ifaceNS(t)
-	ifc, err := Check(Target{Name: "v1b", Netns: ns.Name}, false)
+	ifc, err := Check(Target{Name: "v1b", Netns: ns.Path()}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestAttachRestores(t *testing.T) {
 func TestMeter(t *testing.T) {
 	host.RequireRoot(t)
 	tr := rig.NewTraffic(t, 2)
-	ifc, err := Check(Target{Name: tr.Pair.B.Name, Netns: tr.NS.Name}, false)
+	ifc, err := Check(Target{Name: tr.Pair.B.Name, Netns: tr.NS.Path()}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

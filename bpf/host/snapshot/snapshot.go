@@ -1,18 +1,18 @@
 // Package snapshot reads the part of the machine's state the suite may
-// change (network namespaces, XDP programs and BPF links, sysctls,
-// tracefs mounts), so that its tests can compare before and after a run
-// and prove it left nothing behind.
+// change (XDP programs and BPF links, sysctls, tracefs mounts, and what
+// holds a network namespace), so that its tests can compare before and
+// after a run and prove it left nothing behind.
 package snapshot
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/tracefs"
 
 	"github.com/cilium/ebpf"
@@ -24,12 +24,11 @@ import (
 // State is the part of the machine's state the suite may change: what
 // its tests compare before and after a run to prove it left nothing behind.
 type State struct {
-	Namespaces []string          // bpfbench-* network namespaces
-	XDPProgs   int               // XDP programs loaded, anywhere
-	Links      int               // BPF links, of any type
-	HostXDP    []string          // host-namespace devices with an XDP program
-	Sysctls    map[string]string // the sysctls the suite may change
-	Tracefs    []string          // where tracefs is mounted
+	XDPProgs int               // XDP programs loaded, anywhere
+	Links    int               // BPF links, of any type
+	HostXDP  []string          // host-namespace devices with an XDP program
+	Sysctls  map[string]string // the sysctls the suite may change
+	Tracefs  []string          // where tracefs is mounted
 }
 
 // Sysctls are the sysctls a State holds.
@@ -42,15 +41,7 @@ var Sysctls = []string{
 // Take reads the state. Call it from a thread in the host namespace.
 func Take() (State, error) {
 	var s State
-	ents, err := os.ReadDir(host.NetnsDir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return s, err
-	}
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), host.NetnsPrefix) {
-			s.Namespaces = append(s.Namespaces, e.Name())
-		}
-	}
+	var err error
 	if s.XDPProgs, err = CountXDPPrograms(); err != nil {
 		return s, err
 	}
@@ -138,9 +129,6 @@ func Settled(wait time.Duration) (State, error) {
 // Diff describes how t differs from s, or returns "" when it does not.
 func (s State) Diff(t State) string {
 	var d []string
-	if !slices.Equal(s.Namespaces, t.Namespaces) {
-		d = append(d, fmt.Sprintf("namespaces %v -> %v", s.Namespaces, t.Namespaces))
-	}
 	if s.XDPProgs != t.XDPProgs {
 		d = append(d, fmt.Sprintf("XDP programs %d -> %d", s.XDPProgs, t.XDPProgs))
 	}
@@ -185,4 +173,51 @@ func CountXDPPrograms() (int, error) {
 		}
 		p.Close()
 	}
+}
+
+// NetnsHolders lists what keeps the network namespace name alive (its
+// kernel name, net:[<inode>], as host.Netns.Name): the threads in it, the
+// descriptors of it, and its mounts, in every process and mount
+// namespace. A socket opened inside it holds it too and is not listed, but
+// it belongs to a process, so for a namespace whose creator has exited,
+// none listed means the kernel has destroyed it.
+func NetnsHolders(name string) ([]string, error) {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var held []string
+	mountsRead := map[string]bool{}
+	for _, p := range procs {
+		pid := p.Name()
+		if pid[0] < '0' || pid[0] > '9' {
+			continue
+		}
+		dir := filepath.Join("/proc", pid)
+		tasks, _ := os.ReadDir(filepath.Join(dir, "task"))
+		for _, t := range tasks {
+			if l, _ := os.Readlink(filepath.Join(dir, "task", t.Name(), "ns/net")); l == name {
+				held = append(held, fmt.Sprintf("thread %s of pid %s", t.Name(), pid))
+			}
+		}
+		fds, _ := os.ReadDir(filepath.Join(dir, "fd"))
+		for _, fd := range fds {
+			if l, _ := os.Readlink(filepath.Join(dir, "fd", fd.Name())); l == name {
+				held = append(held, fmt.Sprintf("fd %s of pid %s", fd.Name(), pid))
+			}
+		}
+		// One process per mount namespace shows its mounts.
+		mnt, err := os.Readlink(filepath.Join(dir, "ns/mnt"))
+		if err != nil || mountsRead[mnt] {
+			continue
+		}
+		mountsRead[mnt] = true
+		info, _ := os.ReadFile(filepath.Join(dir, "mountinfo"))
+		for _, line := range strings.Split(string(info), "\n") {
+			if f := strings.Fields(line); len(f) > 4 && strings.Contains(line, " "+name+" ") {
+				held = append(held, fmt.Sprintf("mount %s in %s", f[4], mnt))
+			}
+		}
+	}
+	return held, nil
 }
