@@ -183,7 +183,15 @@ func openXSK(tb testing.TB, t *rig.Traffic, queue int, zerocopy bool) *xsk.Socke
 // counts as work; remote-cpu-wait says how much they held it in all.
 func serveXSK(tb testing.TB, x *xsk.Socket, app xsk.App, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
-	harness.ServeOn(tb, cpu, "AF_XDP "+app.String(), &x.TID, func(stop *atomic.Bool) error { return x.Serve(app, stop) })
+	stop, err := harness.ServeOn(cpu, "AF_XDP "+app.String(), &x.TID, func(stop *atomic.Bool) error { return x.Serve(app, stop) })
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := stop(); err != nil {
+			tb.Error(err)
+		}
+	})
 	soft, serr := sched.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if serr != nil {
 		tb.Fatal(serr)

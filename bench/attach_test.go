@@ -185,7 +185,8 @@ func BenchmarkAttach(b *testing.B) {
 		return
 	}
 	record.Require(b, probe.HaveLiveFrames(), "traffic generator")
-	t := rig.NewTraffic(b, 2)
+	t, err := rig.NewTraffic(2)
+	must(b, "traffic rig", t, err)
 	o := benchOptions()
 	var rows []measure.Row
 	for _, v := range attachVariants(*flagAttachSweep) {

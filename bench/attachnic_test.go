@@ -69,11 +69,14 @@ func benchAttachIface(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rs := rig.LoadReceivers(b)
+	rs, err := rig.LoadReceivers()
+	must(b, "load receivers", rs, err)
 	vs := ifaceVariants(*flagAttachSweep)
-	l, mode, nativeErr := iface.Attach(b, ifc, rs.Prog(vs[0].action, vs[0].prog))
-	if nativeErr != nil {
-		fmt.Fprintf(os.Stderr, "Attach on %s: native XDP failed (%v): measuring generic XDP\n", ifc, nativeErr)
+	a, err := iface.Attach(ifc, rs.Prog(vs[0].action, vs[0].prog))
+	must(b, "attach the receiver", a, err)
+	l, mode := a.Link, a.Mode
+	if a.NativeErr != nil {
+		fmt.Fprintf(os.Stderr, "Attach on %s: native XDP failed (%v): measuring generic XDP\n", ifc, a.NativeErr)
 	}
 	dev := iface.SanitizeName(ifc.Name)
 	o := benchOptions()
@@ -165,7 +168,8 @@ func ifaceVerdict(s iface.Window) string {
 // generator standing in for the external one.
 func TestAttachIface(t *testing.T) {
 	host.RequireRoot(t)
-	tr := rig.NewTraffic(t, 2)
+	tr, err := rig.NewTraffic(2)
+	must(t, "traffic rig", tr, err)
 	before := takeSnapshot(t)
 
 	stop := tr.Flood(100_000)

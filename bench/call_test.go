@@ -70,7 +70,8 @@ func newCallFamily(tb testing.TB) *callFamily {
 	if f.frame, err = bpf.UDPFrame(64); err != nil {
 		tb.Fatal(err)
 	}
-	f.holder = rig.NewHolder(tb, host.NewNetns(tb), f.coll.prog(tb, bpf.CallProgInlineEntry))
+	h, err := rig.NewHolder(host.NewNetns(tb), f.coll.prog(tb, bpf.CallProgInlineEntry))
+	f.holder = must(tb, "dispatcher holder", h, err)
 	return f
 }
 

@@ -78,7 +78,8 @@ func BenchmarkCpumap(b *testing.B) {
 		MapReplacements: map[string]*ebpf.Map{bpf.CpumapMapRxCount: run.T.RxCount()},
 	}), "load the cpumap programs")
 	b.Cleanup(func() { objs.Close() })
-	snmp := harness.OpenSNMP(b, run.T.NS)
+	snmp, err := harness.OpenSNMP(run.T.NS)
+	must(b, "open /proc/net/snmp", snmp, err)
 	inPlace := rig.Receiver{Action: rig.Drop, Mode: bpf.XDPNative, Prog: rig.RxDrop}
 	var rows []harness.RemoteRow
 	for _, v := range cpumapVariants {

@@ -79,7 +79,8 @@ func BenchmarkDispatcher(b *testing.B) {
 	}
 	fillers := map[string]*rig.Filler{}
 	for _, m := range fillModes {
-		fl := rig.NewFiller(b, rig.DispatcherMax, m.mode)
+		fl, err := rig.NewFiller(rig.DispatcherMax, m.mode)
+		must(b, "fillers", fl, err)
 		// The measured program, in every layout, first among any k
 		// attached: its path through the dispatcher's binary search is
 		// then the same on every run and kernel (dispatcher-rank says

@@ -94,7 +94,8 @@ func newMitigationsFamily(tb testing.TB) *mitigationsFamily {
 	if f.frame, err = bpf.UDPFrame(64); err != nil {
 		tb.Fatal(err)
 	}
-	f.holder = rig.NewHolder(tb, host.NewNetns(tb), f.sets["0"][0].Drop)
+	h, err := rig.NewHolder(host.NewNetns(tb), f.sets["0"][0].Drop)
+	f.holder = must(tb, "dispatcher holder", h, err)
 	return f
 }
 

@@ -221,7 +221,8 @@ func newTrampolineFamily(tb testing.TB) *trampolineFamily {
 	if f.frame, err = bpf.UDPFrame(64); err != nil {
 		tb.Fatal(err)
 	}
-	f.holder = rig.NewHolder(tb, host.NewNetns(tb), f.core.Target)
+	h, err := rig.NewHolder(host.NewNetns(tb), f.core.Target)
+	f.holder = must(tb, "dispatcher holder", h, err)
 	return f
 }
 

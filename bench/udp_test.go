@@ -83,7 +83,8 @@ const skMeminfoDrops, skMeminfoVars = 8, 9
 // must count every frame.
 func BenchmarkUDP(b *testing.B) {
 	run := harness.NewRemote(b, benchOptions(), "the receiving thread")
-	snmp := harness.OpenSNMP(b, run.T.NS)
+	snmp, err := harness.OpenSNMP(run.T.NS)
+	must(b, "open /proc/net/snmp", snmp, err)
 	var rows []harness.RemoteRow
 	for _, v := range udpVariants(*flagUDPRecvmmsg) {
 		rows = append(rows, harness.RemoteRow{Name: v.name(), Start: func(b *testing.B) harness.RemotePath {
@@ -237,7 +238,15 @@ type udpReceiver struct {
 // waited for its CPU.
 func (u *udpReceiver) start(tb testing.TB, cpu int) func() (work, wait int64, err error) {
 	tb.Helper()
-	harness.ServeOn(tb, cpu, "UDP "+u.call+" loop", &u.tid, u.serve)
+	stop, err := harness.ServeOn(cpu, "UDP "+u.call+" loop", &u.tid, u.serve)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := stop(); err != nil {
+			tb.Error(err)
+		}
+	})
 	soft, serr := sched.KthreadClock(fmt.Sprintf("ksoftirqd/%d", cpu))
 	if serr != nil {
 		tb.Fatal(serr)

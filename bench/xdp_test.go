@@ -42,8 +42,8 @@ func newXDPFamily(tb testing.TB) *xdpFamily {
 		f.layouts = append(f.layouts, objs)
 	}
 	f.objs = f.layouts[0]
-	ns := host.NewNetns(tb)
-	f.holder = rig.NewHolder(tb, ns, f.objs.Drop)
+	h, err := rig.NewHolder(host.NewNetns(tb), f.objs.Drop)
+	f.holder = must(tb, "dispatcher holder", h, err)
 	return f
 }
 

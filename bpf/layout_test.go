@@ -34,9 +34,9 @@ var layers = map[string]int{
 	"results/internal/resultstest": 0, // tests only
 	"internal/child":               2, // tests only: a test's own binary run as a child
 	"bpf/host":                     2,
-	"bpf/host/snapshot":            3,
+	"bpf/host/snapshot":            1,
 	"bpf/probe":                    3,
-	"bpf/internal/testutil":        3,
+	"bpf/internal/testutil":        4, // tests only
 	"results/claims":               3,
 	"results/drift":                3,
 	"results/plots":                3,
@@ -45,7 +45,7 @@ var layers = map[string]int{
 	"results/gate":                 4, // the CI gate: drift and mechanisms held to a rule
 	"bpf/iface":                    3, // a user's NIC: below the veth rig, not on it
 	"bpf/rig":                      5,
-	"bpf/harness":                  6, // what the families share: rows, remote stages, reports
+	"bpf/harness":                  6, // what the families share: remote stages, reports
 	"bench":                        7,
 	"results/report":               7,
 	"tools/contention":             7, // a probe of the machine, beside the suite

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -45,7 +47,14 @@ func NewRemote(b *testing.B, o measure.BenchOptions, needs string) *Remote {
 		o.Record.Skipf(b, "%s needs two CPUs: %s runs on the one the generator does not use%s", b.Name(), needs, why)
 	}
 	o.Record.Require(b, probe.HaveLiveFrames(), "traffic generator")
-	return &Remote{O: o, CPU: remote, T: rig.NewTraffic(b, 2)}
+	t, err := rig.NewTraffic(2)
+	o.Record.Require(b, err, "traffic rig")
+	b.Cleanup(func() {
+		if err := t.Close(); err != nil {
+			b.Error(err)
+		}
+	})
+	return &Remote{O: o, CPU: remote, T: t}
 }
 
 // A RemoteRow is one row of such a family: a receiver that does the
@@ -132,31 +141,33 @@ func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 	measure.Family(b, run.O, table)
 }
 
-// ServeOn runs serve on a thread pinned to cpu until tb's cleanup stops
-// it, and waits until tid (which serve sets) says the thread started: the
-// remote stage of AFXDP's application and UDP's receiver.
-func ServeOn(tb testing.TB, cpu int, what string, tid *atomic.Int32, serve func(stop *atomic.Bool) error) {
-	tb.Helper()
-	var stop atomic.Bool
+// ServeOn runs serve on a thread pinned to cpu until stop, and waits until
+// tid (which serve sets) says the thread started: the remote stage of
+// AFXDP's application and UDP's receiver. stop stops serve, waits for it
+// and returns its error.
+func ServeOn(cpu int, what string, tid *atomic.Int32, serve func(stop *atomic.Bool) error) (stop func() error, err error) {
+	var halt atomic.Bool
 	var wg sync.WaitGroup
-	var err error
+	var serveErr error
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		err = sched.Pinned(cpu, func() error { return serve(&stop) })
+		serveErr = sched.Pinned(cpu, func() error { return serve(&halt) })
 	}()
-	tb.Cleanup(func() {
-		stop.Store(true)
+	stop = func() error {
+		halt.Store(true)
 		wg.Wait()
-		if err != nil {
-			tb.Errorf("%s on CPU %d: %v", what, cpu, err)
+		if serveErr != nil {
+			return fmt.Errorf("%s on CPU %d: %w", what, cpu, serveErr)
 		}
-	})
+		return nil
+	}
 	for deadline := time.Now().Add(time.Second); tid.Load() == 0; time.Sleep(100 * time.Microsecond) {
 		if time.Now().After(deadline) {
-			tb.Fatalf("%s did not start on CPU %d", what, cpu)
+			return nil, errors.Join(fmt.Errorf("%s did not start on CPU %d", what, cpu), stop())
 		}
 	}
+	return stop, nil
 }
 
 // OtherCPU is a CPU other than cpu for a remote stage: of allowed (the

@@ -35,9 +35,8 @@ func Say(b *testing.B, rec *measure.Record, row, msg string) {
 	}
 }
 
-// OpenSNMP opens ns's /proc/net/snmp from inside it.
-func OpenSNMP(tb testing.TB, ns *host.Netns) *SNMP {
-	tb.Helper()
+// OpenSNMP opens ns's /proc/net/snmp from inside it; Close closes it.
+func OpenSNMP(ns *host.Netns) (*SNMP, error) {
 	var f *os.File
 	err := ns.Do(func() error {
 		var err error
@@ -45,10 +44,9 @@ func OpenSNMP(tb testing.TB, ns *host.Netns) *SNMP {
 		return err
 	})
 	if err != nil {
-		tb.Fatalf("open /proc/net/snmp of %s: %v", ns.Name, err)
+		return nil, fmt.Errorf("open /proc/net/snmp of %s: %w", ns.Name, err)
 	}
-	tb.Cleanup(func() { f.Close() })
-	return &SNMP{f: f}
+	return &SNMP{f: f}, nil
 }
 
 // SNMP is a network namespace's /proc/net/snmp, opened from inside it:
@@ -56,6 +54,9 @@ func OpenSNMP(tb testing.TB, ns *host.Netns) *SNMP {
 // (/proc/net is /proc/self/net, the main thread's namespace, so a thread in
 // the namespace opens /proc/thread-self/net/snmp.)
 type SNMP struct{ f *os.File }
+
+// Close closes the file.
+func (s *SNMP) Close() error { return s.f.Close() }
 
 // Read returns counter name of protocol proto ("Udp", "NoPorts").
 func (s *SNMP) Read(proto, name string) (uint64, error) {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"testing"
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
@@ -269,47 +268,62 @@ func (ifc Device) link(fn func(netlink.Link) error) error {
 	})
 }
 
-// Attach attaches prog to ifc as a bpf_link, natively when the driver
-// can and generically otherwise, and returns the link (Update switches
-// programs without a detach), the mode it got and why native failed. The
-// link's cleanup, registered with tb.Cleanup, detaches it and
-// fails tb unless the device is back to the XDP state it had before; a
-// bpf_link also detaches by itself if the process dies.
-func Attach(tb testing.TB, ifc Device, prog *ebpf.Program) (l link.Link, mode bpf.XDPMode, nativeErr error) {
-	tb.Helper()
+// An Attached is a program Attach attached to a device: the link (Update
+// switches programs without a detach), the mode it got and why native
+// failed.
+type Attached struct {
+	Link      link.Link
+	Mode      bpf.XDPMode
+	NativeErr error
+
+	ifc    Device
+	before netlink.LinkXdp
+}
+
+// Attach attaches prog to ifc as a bpf_link, natively when the driver can
+// and generically otherwise. Close detaches it; a bpf_link also detaches
+// by itself if the process dies.
+func Attach(ifc Device, prog *ebpf.Program) (*Attached, error) {
 	before, err := ifc.xdpState()
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	if before.Attached {
-		tb.Fatalf("%s: %v: XDP program id %d is attached", ifc, ErrUnsafe, before.ProgId)
+		return nil, fmt.Errorf("%s: %w: XDP program id %d is attached", ifc, ErrUnsafe, before.ProgId)
 	}
+	a := &Attached{ifc: ifc, before: before}
 	err = ifc.Do(func() error {
 		var err error
-		for _, mode = range bpf.XDPModes {
-			flags, _ := mode.Flags()
-			if l, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index, Flags: flags}); err == nil {
+		for _, a.Mode = range bpf.XDPModes {
+			flags, _ := a.Mode.Flags()
+			if a.Link, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index, Flags: flags}); err == nil {
 				return nil
 			}
-			if mode == bpf.XDPNative {
-				nativeErr = err
+			if a.Mode == bpf.XDPNative {
+				a.NativeErr = err
 			}
 		}
-		return fmt.Errorf("attach XDP to %s: native: %v; generic: %w", ifc, nativeErr, err)
+		return fmt.Errorf("attach XDP to %s: native: %v; generic: %w", ifc, a.NativeErr, err)
 	})
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
-	tb.Cleanup(func() {
-		if err := l.Close(); err != nil {
-			tb.Errorf("detach XDP from %s: %v", ifc, err)
-		}
-		after, err := ifc.xdpState()
-		if err != nil {
-			tb.Errorf("read XDP state of %s after detaching: %v", ifc, err)
-		} else if after.Attached != before.Attached || after.ProgId != before.ProgId {
-			tb.Errorf("%s: XDP state after detaching is %+v, before attaching it was %+v", ifc, after, before)
-		}
-	})
-	return l, mode, nativeErr
+	return a, nil
+}
+
+// Close detaches the program and returns an error unless the device is
+// back to the XDP state it had before Attach: this is the one device the
+// suite did not create, and it must be left as it was found.
+func (a *Attached) Close() error {
+	if err := a.Link.Close(); err != nil {
+		return fmt.Errorf("detach XDP from %s: %w", a.ifc, err)
+	}
+	after, err := a.ifc.xdpState()
+	if err != nil {
+		return fmt.Errorf("read XDP state of %s after detaching: %w", a.ifc, err)
+	}
+	if after.Attached != a.before.Attached || after.ProgId != a.before.ProgId {
+		return fmt.Errorf("%s: XDP state after detaching is %+v, before attaching it was %+v", a.ifc, after, a.before)
+	}
+	return nil
 }

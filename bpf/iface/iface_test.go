@@ -10,6 +10,7 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
+	"bpfbench/bpf/internal/testutil"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
 
@@ -210,13 +211,15 @@ func TestAttachRestores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := rig.LoadReceivers(t)
+	rs, err := rig.LoadReceivers()
+	testutil.Must(t, "load receivers", rs, err)
 	t.Run("attached", func(t *testing.T) {
-		l, mode, nativeErr := Attach(t, ifc, rs.Prog(rig.Drop, rig.RxDrop))
-		if mode != bpf.XDPNative || nativeErr != nil {
-			t.Errorf("veth has native XDP, got %s (%v)", mode, nativeErr)
+		a, err := Attach(ifc, rs.Prog(rig.Drop, rig.RxDrop))
+		testutil.Must(t, "attach", a, err)
+		if a.Mode != bpf.XDPNative || a.NativeErr != nil {
+			t.Errorf("veth has native XDP, got %s (%v)", a.Mode, a.NativeErr)
 		}
-		if err := l.Update(rs.Prog(rig.Pass, rig.RxParse)); err != nil {
+		if err := a.Link.Update(rs.Prog(rig.Pass, rig.RxParse)); err != nil {
 			t.Errorf("switch program: %v", err)
 		}
 		if x, err := ifc.xdpState(); err != nil || !x.Attached {
@@ -233,13 +236,16 @@ func TestAttachRestores(t *testing.T) {
 // the external traffic: three windows, a table each, and their sum.
 func TestMeter(t *testing.T) {
 	host.RequireRoot(t)
-	tr := rig.NewTraffic(t, 2)
+	tr, err := rig.NewTraffic(2)
+	testutil.Must(t, "traffic rig", tr, err)
 	ifc, err := Check(Target{Name: tr.Pair.B.Name, Netns: tr.NS.Path()}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := rig.LoadReceivers(t)
-	Attach(t, ifc, rs.Prog(rig.Drop, rig.RxDrop))
+	rs, err := rig.LoadReceivers()
+	testutil.Must(t, "load receivers", rs, err)
+	a, err := Attach(ifc, rs.Prog(rig.Drop, rig.RxDrop))
+	testutil.Must(t, "attach", a, err)
 
 	stop := tr.Flood(50_000)
 	var out bytes.Buffer

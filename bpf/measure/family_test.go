@@ -27,7 +27,8 @@ func TestFamilyInterleavesRows(t *testing.T) {
 	defer f.Value.Set(old)
 
 	loads := []*bpf.XDPObjects{testutil.LoadXDP(t), testutil.LoadXDP(t), testutil.LoadXDP(t), testutil.LoadXDP(t)}
-	h := rig.NewHolder(t, host.NewNetns(t), loads[0].Drop)
+	h, err := rig.NewHolder(host.NewNetns(t), loads[0].Drop)
+	testutil.Must(t, "dispatcher holder", h, err)
 	frame := testutil.Frame(t, 64)
 	var seq []int // the row of every measurement, warm-ups included
 	loop := func(row int, objs *bpf.XDPObjects) *testrun.Loop {

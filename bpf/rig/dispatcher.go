@@ -2,9 +2,9 @@ package rig
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
-	"testing"
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
@@ -32,13 +32,25 @@ type Filler struct {
 
 // NewFiller creates a namespace with enough veth pairs for n programs and
 // loads n distinct programs. mode is link.XDPGenericMode or
-// link.XDPDriverMode (veth has native XDP).
-func NewFiller(tb testing.TB, n int, mode link.XDPAttachFlags) *Filler {
-	tb.Helper()
-	f := &Filler{ns: host.NewNetns(tb), mode: mode}
+// link.XDPDriverMode (veth has native XDP). Close detaches and closes them
+// and deletes the namespace.
+func NewFiller(n int, mode link.XDPAttachFlags) (*Filler, error) {
+	ns, err := host.CreateNetns()
+	if err != nil {
+		return nil, fmt.Errorf("create the fillers' namespace: %w", err)
+	}
+	f := &Filler{ns: ns, mode: mode}
+	if err := f.load(n); err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	return f, nil
+}
+
+// load makes the veth pairs and loads the programs.
+func (f *Filler) load(n int) error {
 	pairs, err := f.ns.AddVeth((n+1)/2, 1)
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	for _, p := range pairs {
 		f.devs = append(f.devs, p.A.Index, p.B.Index)
@@ -47,21 +59,29 @@ func NewFiller(tb testing.TB, n int, mode link.XDPAttachFlags) *Filler {
 	for i := range n {
 		p, err := bpf.ReturnProgram(fmt.Sprintf("bpfbench_fill%d", i), bpf.XDPPass)
 		if err != nil {
-			tb.Fatalf("load filler program %d: %v", i, err)
+			return fmt.Errorf("load filler program %d: %w", i, err)
 		}
 		f.progs = append(f.progs, p)
 	}
-	// Registered after NewNetns, so it runs before the namespace goes: an
-	// XDP link outlives its namespace, detached, until its fd is closed.
-	tb.Cleanup(func() {
-		if err := f.Set(0); err != nil {
-			tb.Errorf("detach fillers: %v", err)
-		}
-		for _, p := range f.progs {
-			p.Close()
-		}
-	})
-	return f
+	return nil
+}
+
+// Close detaches the fillers, closes their programs and then deletes the
+// namespace: an XDP link outlives its namespace, detached, until its fd is
+// closed.
+func (f *Filler) Close() error {
+	var errs []error
+	if err := f.Set(0); err != nil {
+		errs = append(errs, fmt.Errorf("detach fillers: %w", err))
+	}
+	for _, p := range f.progs {
+		p.Close()
+	}
+	f.progs = nil
+	if err := f.ns.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("delete the fillers' namespace %s: %w", f.ns.Name, err))
+	}
+	return errors.Join(errs...)
 }
 
 // Attached is the number of fillers attached.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"testing"
 	"time"
 
 	"bpfbench/bpf"
@@ -43,27 +42,28 @@ type Holder struct {
 const LoopbackIfindex = 1
 
 // NewHolder attaches first to lo in ns (generic mode: lo has no native
-// XDP) and registers the detach with tb.Cleanup.
-func NewHolder(tb testing.TB, ns *host.Netns, first *ebpf.Program) *Holder {
-	tb.Helper()
+// XDP). Close detaches it; ns stays the caller's, to delete after Close:
+// an XDP link outlives its namespace, detached, until its fd is closed.
+func NewHolder(ns *host.Netns, first *ebpf.Program) (*Holder, error) {
 	flip, err := bpf.ReturnProgram("bpfbench_flip", bpf.XDPPass)
 	if err != nil {
-		tb.Fatalf("load dispatcher flip program: %v", err)
+		return nil, fmt.Errorf("load dispatcher flip program: %w", err)
 	}
-	tb.Cleanup(func() { flip.Close() })
-
 	h := &Holder{ns: ns, flip: flip, rng: rand.New(rand.NewPCG(1, 2))}
-	// Registered after NewNetns, so it runs before the namespace goes: an
-	// XDP link outlives its namespace, detached, until its fd is closed.
-	tb.Cleanup(func() {
-		if err := h.Release(); err != nil {
-			tb.Error(err)
-		}
-	})
 	if err := h.Hold(first); err != nil {
-		tb.Fatal(err)
+		return nil, errors.Join(err, h.Close())
 	}
-	return h
+	return h, nil
+}
+
+// Close detaches the held program and closes the flip program.
+func (h *Holder) Close() error {
+	err := h.Release()
+	if h.flip != nil {
+		h.flip.Close()
+		h.flip = nil
+	}
+	return err
 }
 
 // Release detaches the held program: the next test_run of an XDP program

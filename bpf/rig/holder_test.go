@@ -48,7 +48,8 @@ func xdpOn(tb testing.TB, ns *host.Netns) map[string]uint32 {
 func TestHolder(t *testing.T) {
 	objs := testutil.LoadXDP(t)
 	ns := host.NewNetns(t)
-	h := NewHolder(t, ns, objs.Drop)
+	h, err := NewHolder(ns, objs.Drop)
+	testutil.Must(t, "dispatcher holder", h, err)
 	if got, want := xdpOn(t, ns)["lo"], uint32(progID(t, objs.Drop)); got != want {
 		t.Fatalf("lo has program %d, want drop (%d)", got, want)
 	}
@@ -83,7 +84,8 @@ func TestHolder(t *testing.T) {
 func TestFiller(t *testing.T) {
 	host.RequireRoot(t)
 	for _, mode := range []link.XDPAttachFlags{link.XDPGenericMode, link.XDPDriverMode} {
-		f := NewFiller(t, 5, mode)
+		f, err := NewFiller(5, mode)
+		testutil.Must(t, "fillers", f, err)
 		if err := f.Set(3); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +151,8 @@ func TestFillerAbove(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	f := NewFiller(t, 6, link.XDPGenericMode)
+	f, err := NewFiller(6, link.XDPGenericMode)
+	testutil.Must(t, "fillers", f, err)
 	n, err := f.Above(p)
 	if err != nil {
 		t.Fatal(err)

@@ -1,12 +1,11 @@
 package rig
 
 import (
+	"errors"
 	"fmt"
 	"slices"
-	"testing"
 
 	"bpfbench/bpf"
-	"bpfbench/bpf/probe"
 
 	"github.com/cilium/ebpf"
 )
@@ -203,16 +202,16 @@ type Receivers struct {
 	rx   map[Action]*bpf.AttachPrograms // receivers per action; Drop's are objs'
 }
 
-// LoadReceivers loads them and registers closing them with tb.Cleanup.
-func LoadReceivers(tb testing.TB) *Receivers {
-	tb.Helper()
-	rs := &Receivers{rx: map[Action]*bpf.AttachPrograms{}}
+// LoadReceivers loads them; Close closes them.
+func LoadReceivers() (*Receivers, error) {
 	spec, err := bpf.LoadAttach()
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
-	probe.Require(tb, spec.LoadAndAssign(&rs.objs, nil), "load attach programs")
-	tb.Cleanup(func() { rs.objs.Close() })
+	rs := &Receivers{rx: map[Action]*bpf.AttachPrograms{}}
+	if err := spec.LoadAndAssign(&rs.objs, nil); err != nil {
+		return nil, fmt.Errorf("load attach programs: %w", err)
+	}
 	rs.rx[Drop] = &bpf.AttachPrograms{RxDrop: rs.objs.RxDrop, RxParse: rs.objs.RxParse, RxTouch: rs.objs.RxTouch}
 	replace := map[string]*ebpf.Map{
 		bpf.AttachMapGenCount: rs.objs.GenCount, bpf.AttachMapGenTx: rs.objs.GenTx,
@@ -225,16 +224,27 @@ func LoadReceivers(tb testing.TB) *Receivers {
 		}
 		s := spec.Copy()
 		if err := s.Variables[bpf.AttachVarRxAction].Set(action.verdict()); err != nil {
-			tb.Fatalf("set rx_action=%s: %v", action, err)
+			return nil, errors.Join(fmt.Errorf("set rx_action=%s: %w", action, err), rs.Close())
 		}
-		var p bpf.AttachPrograms
-		if err := s.LoadAndAssign(&p, &ebpf.CollectionOptions{MapReplacements: replace}); err != nil {
-			tb.Fatalf("load receivers with rx_action=%s: %v", action, err)
+		p := new(bpf.AttachPrograms)
+		if err := s.LoadAndAssign(p, &ebpf.CollectionOptions{MapReplacements: replace}); err != nil {
+			return nil, errors.Join(fmt.Errorf("load receivers with rx_action=%s: %w", action, err), rs.Close())
 		}
-		tb.Cleanup(func() { p.Close() })
-		rs.rx[action] = &p
+		rs.rx[action] = p
 	}
-	return rs
+	return rs, nil
+}
+
+// Close closes every program and map.
+func (rs *Receivers) Close() error {
+	var errs []error
+	for action, p := range rs.rx {
+		if action != Drop { // Drop's are objs'
+			errs = append(errs, p.Close())
+		}
+	}
+	rs.rx = nil
+	return errors.Join(append(errs, rs.objs.Close())...)
 }
 
 // Prog is the rig's receiver program that does w and returns action (nil

@@ -6,7 +6,6 @@ import (
 	"net"
 	"runtime"
 	"sync"
-	"testing"
 	"time"
 	"unsafe"
 
@@ -49,38 +48,51 @@ type Traffic struct {
 	recv, sink link.Link
 	cur        *Receiver // what is attached now (nil: unknown)
 	fill       *Filler   // created when a Receiver asks for fillers
-
-	tb testing.TB
 }
 
-// NewTraffic builds the rig and registers its teardown with tb.Cleanup:
-// a namespace with the veth pair A-B (queues RX and TX queues each, IPv4
-// 198.18.0.2/24 on B so that passed frames climb to UDP and are dropped
-// there for want of a socket, as the UdpNoPorts case of docs/claims.md §4),
-// GRO on B, gen's DEVMAP filled from inside the namespace, and gen and
-// gen_drop attached natively to a second, idle veth pair, so that both stay
-// in the XDP dispatcher: a test_run of an XDP program outside it rebuilds
-// the dispatcher twice per call.
-func NewTraffic(tb testing.TB, queues int) *Traffic {
-	tb.Helper()
-	probe.Require(tb, probe.HaveLiveFrames(), "traffic generator")
-	t := &Traffic{NS: host.NewNetns(tb), Queues: queues, tb: tb}
-	pairs, err := t.NS.AddVeth(1, queues)
+// NewTraffic builds the rig: a namespace with the veth pair A-B (queues RX
+// and TX queues each, IPv4 198.18.0.2/24 on B so that passed frames climb
+// to UDP and are dropped there for want of a socket, as the UdpNoPorts case
+// of docs/claims.md §4), GRO on B, gen's DEVMAP filled from inside the
+// namespace, and gen and gen_drop attached natively to a second, idle veth
+// pair, so that both stay in the XDP dispatcher: a test_run of an XDP
+// program outside it rebuilds the dispatcher twice per call. Close takes it
+// down.
+func NewTraffic(queues int) (*Traffic, error) {
+	if err := probe.HaveLiveFrames(); err != nil {
+		return nil, fmt.Errorf("traffic generator: %w", err)
+	}
+	ns, err := host.CreateNetns()
 	if err != nil {
-		tb.Fatal(err)
+		return nil, fmt.Errorf("create the traffic rig's namespace: %w", err)
+	}
+	t := &Traffic{NS: ns, Queues: queues}
+	if err := t.build(); err != nil {
+		return nil, errors.Join(err, t.Close())
+	}
+	return t, nil
+}
+
+// build fills in the rig in t.NS.
+func (t *Traffic) build() error {
+	pairs, err := t.NS.AddVeth(1, t.Queues)
+	if err != nil {
+		return err
 	}
 	t.Pair = pairs[0]
 	idles, err := t.NS.AddVeth(1, 1)
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	idle := idles[0]
 
-	t.Receivers = LoadReceivers(tb)
+	if t.Receivers, err = LoadReceivers(); err != nil {
+		return err
+	}
 
 	frame, err := bpf.UDPFrame(64)
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	copy(frame[0:6], t.Pair.B.MAC)
 	copy(frame[6:12], t.Pair.A.MAC)
@@ -88,30 +100,18 @@ func NewTraffic(tb testing.TB, queues int) *Traffic {
 
 	h, err := t.NS.Handle()
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	b, err := h.LinkByIndex(t.Pair.B.Index)
 	if err != nil {
-		tb.Fatalf("find %s: %v", t.Pair.B.Name, err)
+		return fmt.Errorf("find %s: %w", t.Pair.B.Name, err)
 	}
 	addr := &netlink.Addr{IPNet: &net.IPNet{IP: net.IP(bpf.DstIP[:]), Mask: net.CIDRMask(24, 32)}}
 	if err := h.AddrAdd(b, addr); err != nil {
-		tb.Fatalf("add %v to %s: %v", addr, t.Pair.B.Name, err)
+		return fmt.Errorf("add %v to %s: %w", addr, t.Pair.B.Name, err)
 	}
 
-	// Links are registered after NewNetns, so they are closed before the
-	// namespace goes: an XDP link outlives its namespace until closed.
-	tb.Cleanup(func() {
-		if err := t.detach(); err != nil {
-			tb.Error(err)
-		}
-		for _, l := range t.holds {
-			if err := l.Close(); err != nil {
-				tb.Errorf("detach generator: %v", err)
-			}
-		}
-	})
-	err = t.NS.Do(func() error {
+	return t.NS.Do(func() error {
 		if err := setGRO(t.Pair.B.Name, true); err != nil {
 			return err
 		}
@@ -131,10 +131,33 @@ func NewTraffic(tb testing.TB, queues int) *Traffic {
 		}
 		return nil
 	})
-	if err != nil {
-		tb.Fatal(err)
+}
+
+// Close takes the rig down, the reverse of building it: the fillers (made
+// last, by Set), the receiver and the sink, the generators' links, the
+// programs, and then the namespace, which must outlive the XDP links in
+// it: a link outlives its namespace, detached, until its fd is closed.
+func (t *Traffic) Close() error {
+	var errs []error
+	if t.fill != nil {
+		errs = append(errs, t.fill.Close())
+		t.fill = nil
 	}
-	return t
+	errs = append(errs, t.detach())
+	for _, l := range t.holds {
+		if err := l.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("detach generator: %w", err))
+		}
+	}
+	t.holds = nil
+	if t.Receivers != nil {
+		errs = append(errs, t.Receivers.Close())
+		t.Receivers = nil
+	}
+	if err := t.NS.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("delete the traffic rig's namespace %s: %w", t.NS.Name, err))
+	}
+	return errors.Join(errs...)
 }
 
 // FullFill is the number of fillers that fill the dispatcher before the
@@ -185,7 +208,11 @@ func (t *Traffic) Set(r Receiver) error {
 		return err
 	}
 	if r.Fill > 0 && t.fill == nil {
-		t.fill = NewFiller(t.tb, DispatcherMax, link.XDPDriverMode)
+		f, err := NewFiller(DispatcherMax, link.XDPDriverMode)
+		if err != nil {
+			return err
+		}
+		t.fill = f
 	}
 	if t.fill != nil {
 		if err := t.fill.Set(r.Fill); err != nil {

@@ -23,9 +23,10 @@ import (
 // nothing arrived.
 func TestTrafficCatchesVanishedFrames(t *testing.T) {
 	host.RequireRoot(t)
-	tr := NewTraffic(t, 2)
+	tr, err := NewTraffic(2)
+	testutil.Must(t, "traffic rig", tr, err)
 	r := Receiver{Action: Drop, Mode: bpf.XDPGeneric, Prog: RxDrop}
-	err := sched.Pinned(testutil.LastCPU(), func() error {
+	err = sched.Pinned(testutil.LastCPU(), func() error {
 		if err := tr.Set(r); err != nil {
 			return err
 		}
@@ -55,7 +56,8 @@ func TestTrafficCatchesVanishedFrames(t *testing.T) {
 // its totals add up and that it measured the generator and the reference.
 func TestTrafficBenchAccounts(t *testing.T) {
 	host.RequireRoot(t)
-	tr := NewTraffic(t, 2)
+	tr, err := NewTraffic(2)
+	testutil.Must(t, "traffic rig", tr, err)
 	r := Receiver{Action: Tx, Mode: bpf.XDPNative, Prog: RxDrop}
 	ref := Receiver{Action: Drop, Mode: bpf.XDPNative, Prog: RxDrop}
 	o := measure.BenchOptions{CPU: testutil.LastCPU(), CallTime: time.Millisecond, Interleave: true}
@@ -123,7 +125,8 @@ func benchFrames(t *testing.T, frames int, tr *Traffic, r Receiver, ref *Receive
 // the right number of XDP programs is attached.
 func TestTrafficFullDispatcher(t *testing.T) {
 	host.RequireRoot(t)
-	tr := NewTraffic(t, 2)
+	tr, err := NewTraffic(2)
+	testutil.Must(t, "traffic rig", tr, err)
 	r := Receiver{Action: Drop, Mode: bpf.XDPNative, Prog: RxDrop}
 	r.Fill = tr.FullFill(r)
 	if got := r.Fill + 2; got != DispatcherMax {

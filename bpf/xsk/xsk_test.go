@@ -32,7 +32,8 @@ func TestXSKCopyMode(t *testing.T) {
 	if appCPU < 0 {
 		t.Skip("needs two CPUs: the application spins on the one the generator does not use")
 	}
-	tr := rig.NewTraffic(t, 2)
+	tr, err := rig.NewTraffic(2)
+	testutil.Must(t, "traffic rig", tr, err)
 	var objs bpf.AfxdpObjects
 	spec, err := bpf.LoadAfxdp()
 	if err != nil {
@@ -64,7 +65,15 @@ func TestXSKCopyMode(t *testing.T) {
 			if err := objs.Xsks.Put(uint32(queue), uint32(x.FD())); err != nil {
 				t.Fatal(err)
 			}
-			harness.ServeOn(t, appCPU, "AF_XDP "+app.String(), &x.TID, func(stop *atomic.Bool) error { return x.Serve(app, stop) })
+			stop, err := harness.ServeOn(appCPU, "AF_XDP "+app.String(), &x.TID, func(stop *atomic.Bool) error { return x.Serve(app, stop) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if err := stop(); err != nil {
+					t.Error(err)
+				}
+			})
 
 			var before, after int
 			r := rig.Receiver{Mode: bpf.XDPNative, Ext: &rig.Ext{

@@ -1,8 +1,10 @@
 // Package testutil holds what the suite's tests share: the root check,
-// the system-wide lock a test binary holds, and loading the XDP programs.
+// the system-wide lock a test binary holds, loading the XDP programs, and
+// turning a setup's error and Close into a skip or failure and a cleanup.
 package testutil
 
 import (
+	"io"
 	"os"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/syslock"
+	"bpfbench/bpf/probe"
 	"bpfbench/bpf/sched"
 )
 
@@ -30,6 +33,21 @@ func Lock(tb testing.TB) *os.File {
 	}
 	tb.Cleanup(unlock)
 	return syslock.HeldFile()
+}
+
+// Must is x, made by a setup that returned err: it skips tb when err says
+// the kernel lacks a feature or the host refused it and fails tb on any
+// other error (probe.Require, doing saying what the setup did), and closes
+// x when tb ends, failing tb if Close fails.
+func Must[T io.Closer](tb testing.TB, doing string, x T, err error) T {
+	tb.Helper()
+	probe.Require(tb, err, doing)
+	tb.Cleanup(func() {
+		if err := x.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return x
 }
 
 // LoadXDP loads progs/xdp.c's programs and closes them with tb.Cleanup.

@@ -19,12 +19,13 @@ func TestMeasure(t *testing.T) {
 	objs := testutil.LoadXDP(t)
 	// Held in the dispatcher: otherwise each call rebuilds it, and that
 	// varying cost can exceed a 10000-run loop.
-	h := rig.NewHolder(t, host.NewNetns(t), objs.Drop)
+	h, err := rig.NewHolder(host.NewNetns(t), objs.Drop)
+	testutil.Must(t, "dispatcher holder", h, err)
 	l := &testrun.Loop{Prog: objs.Drop, Data: testutil.Frame(t, 64), Runs: objs.Runs, Prepare: h.Held(objs.Drop)}
 	var before, after uint64
 	objs.Runs.Get(&before)
 	var s testrun.Sample
-	err := sched.Pinned(0, func() (err error) {
+	err = sched.Pinned(0, func() (err error) {
 		s, err = l.Measure(10000)
 		return err
 	})
@@ -53,7 +54,8 @@ func TestMeasure(t *testing.T) {
 // two of the measurements, in turn, its own counter proving it.
 func TestLayoutsTakeTurns(t *testing.T) {
 	loads := []*bpf.XDPObjects{testutil.LoadXDP(t), testutil.LoadXDP(t), testutil.LoadXDP(t)}
-	h := rig.NewHolder(t, host.NewNetns(t), loads[0].Drop)
+	h, err := rig.NewHolder(host.NewNetns(t), loads[0].Drop)
+	testutil.Must(t, "dispatcher holder", h, err)
 	frame := testutil.Frame(t, 64)
 	var loops []*testrun.Loop
 	for _, objs := range loads {
@@ -71,7 +73,7 @@ func TestLayoutsTakeTurns(t *testing.T) {
 		return n
 	}
 	before := runs()
-	err := sched.Pinned(0, func() error {
+	err = sched.Pinned(0, func() error {
 		for i := range 2 * len(loads) {
 			b := runs()
 			if _, err := l.Measure(10000); err != nil {
