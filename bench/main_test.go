@@ -19,6 +19,7 @@ import (
 	"bpfbench/bpf/labels"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/gauge"
+	"bpfbench/bpf/measure/mark"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/sched"
 )
@@ -281,7 +282,7 @@ func benchOptions() measure.BenchOptions {
 	cpu, _ := sched.PickCPU(*flagCPU, allowed)
 	return measure.BenchOptions{CPU: cpu, CallTime: *flagCallTime, Interleave: *flagInterleave,
 		Resolution: *flagResol, MaxTime: *flagBudget, Contention: contention, Clocks: clocks(), Emulated: probe.Emulated(),
-		Record: record}
+		Record: record, Anatomy: anatomy}
 }
 
 // clocks says what the machine's clocks count, time or instructions
@@ -294,6 +295,10 @@ var clocks = sync.OnceValue(func() measure.Clocks {
 // contention is the run's record of the measuring core's load, shared by
 // every family: a contended state can outlast a family.
 var contention = new(gauge.Contention)
+
+// anatomy is the run's log of its windows, where the anatomy plugin
+// counts the run (mark.Env names the log's file; nil elsewhere).
+var anatomy = mark.FromEnv()
 
 // record is the run's record of its rows (measure.Record): what became of
 // each, why rows skipped, which to read with care, and their diagnostics,

@@ -44,6 +44,7 @@ const icountMinCalls = 10
 type recorder struct {
 	// name is the row's, for the anatomy's log.
 	name       string
+	anatomy    *mark.Log
 	base       *testrun.Loop
 	kns, call  []float64
 	remeasured int
@@ -56,9 +57,9 @@ func (c *recorder) stream(l *testrun.Loop, record bool) Stream {
 		role = "base"
 	}
 	return func(size uint32) (float64, error) {
-		mark.Stream(c.name, role)
+		c.anatomy.Stream(c.name, role)
 		s, err := l.Measure(size)
-		mark.Stream("", "")
+		c.anatomy.Stream("", "")
 		if err != nil {
 			if l == c.base {
 				err = fmt.Errorf("baseline: %w", err)
@@ -82,13 +83,13 @@ func (c *recorder) reset() { c.kns, c.call, c.remeasured, c.disagreed = nil, nil
 
 // newLoopRunner warms up and sizes the rounds of v, with base when set.
 func newLoopRunner(name string, budget Budget, v, base *testrun.Loop, o BenchOptions) (*recorder, *runner, error) {
-	c := &recorder{name: name, base: base}
+	c := &recorder{name: name, base: base, anatomy: o.Anatomy}
 	for _, l := range []*testrun.Loop{v, base} {
 		if l == nil {
 			continue
 		}
 		for _, m := range append([]*testrun.Loop{l}, l.Layouts...) {
-			m.Emulated = o.Emulated
+			m.Emulated, m.Anatomy = o.Emulated, o.Anatomy
 		}
 	}
 	streams := []Stream{c.stream(v, true)}
@@ -111,7 +112,7 @@ func newLoopRunner(name string, budget Budget, v, base *testrun.Loop, o BenchOpt
 		return nil, nil, err
 	}
 	c.reset()
-	mark.Measured(name)
+	o.Anatomy.Measured(name)
 	return c, x, nil
 }
 
@@ -228,7 +229,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 				}
 			}
 			// After the rounds, outside every window.
-			if err := mark.Flush(); err != nil {
+			if err := o.Anatomy.Flush(); err != nil {
 				return err
 			}
 			for _, m := range live {

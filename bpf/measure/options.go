@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"bpfbench/bpf/measure/gauge"
+	"bpfbench/bpf/measure/mark"
 )
 
 // BenchOptions control how a variant is benchmarked.
@@ -38,6 +39,9 @@ type BenchOptions struct {
 	// Record is the run's record, which the engine tells what became of
 	// each row, its flags and its diagnostics (nil: nobody keeps them).
 	Record *Record
+	// Anatomy is the run's log of its windows where the anatomy plugin
+	// counts the run (nil elsewhere: mark.FromEnv).
+	Anatomy *mark.Log
 }
 
 // diag reports a diagnostic of b's row: a figure that says how its

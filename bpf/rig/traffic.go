@@ -48,6 +48,9 @@ type Traffic struct {
 	recv, sink link.Link
 	cur        *Receiver // what is attached now (nil: unknown)
 	fill       *Filler   // created when a Receiver asks for fillers
+	// softirqd is the CPU-time clock of each CPU's ksoftirqd, found once
+	// (finding them scans /proc).
+	softirqd map[int]int32
 }
 
 // NewTraffic builds the rig: a namespace with the veth pair A-B (queues RX
@@ -62,11 +65,15 @@ func NewTraffic(queues int) (*Traffic, error) {
 	if err := probe.HaveLiveFrames(); err != nil {
 		return nil, fmt.Errorf("traffic generator: %w", err)
 	}
+	soft, err := sched.KsoftirqdClocks()
+	if err != nil {
+		return nil, err
+	}
 	ns, err := host.CreateNetns()
 	if err != nil {
 		return nil, fmt.Errorf("create the traffic rig's namespace: %w", err)
 	}
-	t := &Traffic{NS: ns, Queues: queues}
+	t := &Traffic{NS: ns, Queues: queues, softirqd: soft}
 	if err := t.build(); err != nil {
 		return nil, errors.Join(err, t.Close())
 	}
@@ -255,9 +262,9 @@ func (t *Traffic) Run(r Receiver, frames uint32) (Call, error) {
 	if err != nil {
 		return c, err
 	}
-	soft, err := sched.KsoftirqdClock(cpu)
-	if err != nil {
-		return c, err
+	soft, ok := t.softirqd[cpu]
+	if !ok {
+		return c, fmt.Errorf("no ksoftirqd/%d thread in /proc", cpu)
 	}
 	before, err := t.readFor(r)
 	if err != nil {

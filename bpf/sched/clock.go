@@ -1,11 +1,11 @@
 package sched
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -36,24 +36,33 @@ func CurrentCPU() (int, error) {
 	return int(cpu), nil
 }
 
-// KsoftirqdClock returns the CPU-time clock of ksoftirqd/<cpu>, the thread
-// that runs a CPU's softirqs when they are not run on the way out of an
-// interrupt or a bottom-half-disabled section.
-func KsoftirqdClock(cpu int) (int32, error) {
-	ksoftirqds.Lock()
-	defer ksoftirqds.Unlock()
-	pid, ok := ksoftirqds.pid[cpu]
-	if !ok {
-		pid = findKthread(fmt.Sprintf("ksoftirqd/%d", cpu))
-		if pid <= 0 {
-			return 0, fmt.Errorf("no ksoftirqd/%d thread in /proc", cpu)
-		}
-		ksoftirqds.pid[cpu] = pid
+// KsoftirqdClocks returns the CPU-time clock of every CPU's
+// ksoftirqd/<cpu>, the thread that runs a CPU's softirqs when they are
+// not run on the way out of an interrupt or a bottom-half-disabled
+// section, by CPU. It scans /proc once.
+func KsoftirqdClocks() (map[int]int32, error) {
+	clocks := map[int]int32{}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
 	}
-	// MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED) (include/linux/posix-timers.h):
-	// the kernel lets a process read only its own threads' thread clocks,
-	// and a kthread is a process of one thread.
-	return int32(^uint32(pid)<<3 | 2), nil
+	for _, e := range ents {
+		var pid, cpu int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err != nil {
+			continue
+		}
+		if _, err := fmt.Sscanf(strings.TrimSpace(string(b)), "ksoftirqd/%d", &cpu); err == nil {
+			clocks[cpu] = ProcessClock(pid)
+		}
+	}
+	if len(clocks) == 0 {
+		return nil, errors.New("no ksoftirqd thread in /proc")
+	}
+	return clocks, nil
 }
 
 // KthreadClock returns the CPU-time clock, for clock_gettime, of the
@@ -68,18 +77,15 @@ func KthreadClock(comm string) (int32, error) {
 }
 
 // ProcessClock returns the CPU-time clock, for clock_gettime, of process
-// pid (a kernel thread is a process of one thread), as KsoftirqdClock.
+// pid: MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
+// (include/linux/posix-timers.h). The kernel lets a process read only its
+// own threads' thread clocks, and a kthread is a process of one thread.
 func ProcessClock(pid int) int32 { return int32(^uint32(pid)<<3 | 2) }
 
 // ThreadClock returns the CPU-time clock, for clock_gettime, of thread tid
 // of this process: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED), which any
 // thread of the process may read.
 func ThreadClock(tid int) int32 { return int32(^uint32(tid)<<3 | 6) }
-
-var ksoftirqds = struct {
-	sync.Mutex
-	pid map[int]int
-}{pid: map[int]int{}}
 
 func findKthread(comm string) int {
 	ents, _ := os.ReadDir("/proc")
@@ -96,7 +102,7 @@ func findKthread(comm string) int {
 	return 0
 }
 
-// ClockNs reads a CPU-time clock (ThreadClock, ProcessClock, KsoftirqdClock).
+// ClockNs reads a CPU-time clock (ThreadClock, ProcessClock, KsoftirqdClocks).
 func ClockNs(clock int32) (int64, error) {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(clock, &ts); err != nil {

@@ -20,29 +20,41 @@ import (
 // Env is the variable that names the file windows are logged to.
 const Env = "BPFBENCH_ANATOMY"
 
-var (
-	path = os.Getenv(Env)
-
+// A Log is the run's log of its windows, for the host's anatomy: which
+// row, stream and repetition count each window was, and the symbols of
+// the code then loaded. The run that is counted owns it (the suite's
+// TestMain, FromEnv) and hands it to the engine; a nil *Log logs nothing,
+// as in every run the plugin does not count.
+type Log struct {
+	path    string
 	mu      sync.Mutex
 	buf     bytes.Buffer
 	row     string
 	stream  string
-	named   = map[any]bool{}
-	symRows = map[string]bool{}
+	named   map[any]bool
+	symRows map[string]bool
 	started bool
-)
+}
 
-// Enabled says windows are logged: the run is counted by the plugin.
-func Enabled() bool { return path != "" }
+// New is a log written to path, nil when path is "".
+func New(path string) *Log {
+	if path == "" {
+		return nil
+	}
+	return &Log{path: path, named: map[any]bool{}, symRows: map[string]bool{}}
+}
+
+// FromEnv is the log Env names: nil where the run is not counted.
+func FromEnv() *Log { return New(os.Getenv(Env)) }
 
 // Stream names the row and the stream (v, base) whose windows follow.
-func Stream(r, s string) {
-	if !Enabled() {
+func (l *Log) Stream(r, s string) {
+	if l == nil {
 		return
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	row, stream = r, s
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.row, l.stream = r, s
 }
 
 // Timing says how a loop's repetitions are timed: by the kernel's
@@ -54,42 +66,41 @@ const (
 	BPFLoop    Timing = "bpf_loop"
 )
 
-// Log logs that the next window (Open to Close) runs repeat
-// repetitions of the loop key, timed as t. The first window of a loop
-// also logs the BPF programs then loaded, and the first of a row the
-// kernel's symbols outside its core text (modules, BPF images such as
-// the dispatcher and trampolines): the host names the code a window ran
-// from them.
-func Log(key any, repeat uint32, t Timing) {
-	if !Enabled() {
+// Next logs that the next window (Open to Close) runs repeat repetitions
+// of the loop key, timed as t. The first window of a loop also logs the
+// BPF programs then loaded, and the first of a row the kernel's symbols
+// outside its core text (modules, BPF images such as the dispatcher and
+// trampolines): the host names the code a window ran from them.
+func (l *Log) Next(key any, repeat uint32, t Timing) {
+	if l == nil {
 		return
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !started {
-		started = true
-		core(&buf)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.started {
+		l.started = true
+		core(&l.buf)
 	}
-	if !symRows[row] {
-		symRows[row] = true
-		kallsyms(&buf)
+	if !l.symRows[l.row] {
+		l.symRows[l.row] = true
+		kallsyms(&l.buf)
 	}
-	if !named[key] {
-		named[key] = true
-		programs(&buf)
+	if !l.named[key] {
+		l.named[key] = true
+		programs(&l.buf)
 	}
-	fmt.Fprintf(&buf, "W %s %s %d %s\n", orDash(row), orDash(stream), repeat, t)
+	fmt.Fprintf(&l.buf, "W %s %s %d %s\n", orDash(l.row), orDash(l.stream), repeat, t)
 }
 
 // Measured logs that row's warm-up is over: its windows from here on
 // are its measured rounds', from which the host makes its anatomy.
-func Measured(r string) {
-	if !Enabled() {
+func (l *Log) Measured(r string) {
+	if l == nil {
 		return
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	fmt.Fprintf(&buf, "M %s\n", r)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(&l.buf, "M %s\n", r)
 }
 
 func orDash(s string) string {
@@ -102,24 +113,24 @@ func orDash(s string) string {
 // Flush writes the log kept so far and waits until the device has sent
 // it (tcdrain where it is a terminal), so that its interrupts land before
 // the next window opens.
-func Flush() error {
-	if !Enabled() {
+func (l *Log) Flush() error {
+	if l == nil {
 		return nil
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if buf.Len() == 0 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.buf.Len() == 0 {
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("anatomy log: %w", err)
 	}
 	defer f.Close()
-	if _, err := f.Write(buf.Bytes()); err != nil {
+	if _, err := f.Write(l.buf.Bytes()); err != nil {
 		return fmt.Errorf("anatomy log: %w", err)
 	}
-	buf.Reset()
+	l.buf.Reset()
 	// TCSBRK with a non-zero argument is tcdrain(3).
 	if err := unix.IoctlSetInt(int(f.Fd()), unix.TCSBRK, 1); err != nil && !errors.Is(err, unix.ENOTTY) {
 		return fmt.Errorf("anatomy log: drain: %w", err)

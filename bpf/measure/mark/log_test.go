@@ -8,20 +8,18 @@ import (
 )
 
 func TestLog(t *testing.T) {
-	old := path
-	path = filepath.Join(t.TempDir(), "log.txt")
-	t.Cleanup(func() { path = old })
-
-	Stream("BenchmarkX/a=1", "v")
-	Log(t, 2, KernelLoop)
+	path := filepath.Join(t.TempDir(), "log.txt")
+	l := New(path)
+	l.Stream("BenchmarkX/a=1", "v")
+	l.Next(t, 2, KernelLoop)
 	Open()
 	Close()
-	Measured("BenchmarkX/a=1")
-	Stream("BenchmarkX/a=1", "base")
-	Log(t, 1000, BPFLoop)
-	Stream("", "")
-	Log(t, 2, KernelLoop)
-	if err := Flush(); err != nil {
+	l.Measured("BenchmarkX/a=1")
+	l.Stream("BenchmarkX/a=1", "base")
+	l.Next(t, 1000, BPFLoop)
+	l.Stream("", "")
+	l.Next(t, 2, KernelLoop)
+	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)
@@ -56,7 +54,7 @@ func TestLog(t *testing.T) {
 		t.Errorf("S %d times (want 2: a row and the test's own calls), P %d times (want 1)", kinds["S"], kinds["P"])
 	}
 	// Flushed: a second Flush writes nothing more.
-	if err := Flush(); err != nil {
+	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := os.ReadFile(path); len(again) != len(data) {
@@ -64,15 +62,17 @@ func TestLog(t *testing.T) {
 	}
 }
 
+// TestDisabled: without a path there is no log, and logging to none is
+// a no-op.
 func TestDisabled(t *testing.T) {
-	old := path
-	path = ""
-	t.Cleanup(func() { path = old })
-	Log(t, 2, KernelLoop)
-	if err := Flush(); err != nil {
-		t.Fatal(err)
+	l := New("")
+	if l != nil {
+		t.Fatal("a log without a path")
 	}
-	if Enabled() {
-		t.Error("enabled without a path")
+	l.Stream("BenchmarkX/a=1", "v")
+	l.Next(t, 2, KernelLoop)
+	l.Measured("BenchmarkX/a=1")
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
 	}
 }

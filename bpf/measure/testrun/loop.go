@@ -76,6 +76,9 @@ type Loop struct {
 	// emulated CPU they never agree for long. Family sets it
 	// from BenchOptions.Emulated.
 	Emulated bool
+	// Anatomy, when set, logs each call's window for the anatomy; the
+	// engine sets it from BenchOptions.Anatomy.
+	Anatomy *mark.Log
 
 	// recent holds the latest short-call times: their median is the fixed
 	// cost subtracted from a long call.
@@ -179,7 +182,7 @@ func (l *Loop) call(repeat uint32) (callTime, error) {
 		if err := l.Iterations.Set(repeat); err != nil {
 			return t, fmt.Errorf("set iterations: %w", err)
 		}
-		mark.Log(l, repeat, mark.BPFLoop)
+		l.Anatomy.Next(l, repeat, mark.BPFLoop)
 		wall, start := time.Now(), sched.ThreadCPU()
 		mark.Open()
 		_, err := l.Prog.Run(&ebpf.RunOptions{})
@@ -189,7 +192,7 @@ func (l *Loop) call(repeat uint32) (callTime, error) {
 	}
 	// The anatomy's window (package anatomy) holds the call and little
 	// else, the same in a long call and a short one.
-	mark.Log(l, repeat, mark.KernelLoop)
+	l.Anatomy.Next(l, repeat, mark.KernelLoop)
 	wall, start := time.Now(), sched.ThreadCPU()
 	mark.Open()
 	_, total, err := l.Prog.Benchmark(l.Data, int(repeat), func() { t.Restarted = true })
