@@ -8,7 +8,6 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
-	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
@@ -260,7 +259,7 @@ func BenchmarkCall(b *testing.B) {
 		// Each row has its own loops: a loop keeps its layout and its
 		// recent short calls, and the rows' rounds interleave.
 		row := measure.Row{Name: fmt.Sprintf("call=%s/hops=%d", v.call, v.hops)}
-		if pattern.Selected(b, row.Name) {
+		if measure.Selected(b, row.Name) {
 			row.Variant = f.loop(b, v.call, v.hops)
 			if v.call != "inline" {
 				row.Base = f.loop(b, "inline", 1)

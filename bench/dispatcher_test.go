@@ -7,7 +7,6 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/measure"
-	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
 
@@ -143,7 +142,7 @@ func BenchmarkDispatcher(b *testing.B) {
 	// when -test.bench leaves it out.
 	row := func(name string, v func() *testrun.Loop, base bool, report func(*testing.B, measure.Result) []measure.Figure) {
 		r := measure.Row{Name: name, Report: report}
-		if pattern.Selected(b, name) {
+		if measure.Selected(b, name) {
 			r.Variant = v()
 			if base {
 				r.Base = xdpLoop("", 0, true)

@@ -11,7 +11,6 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/tracefs"
 	"bpfbench/bpf/measure"
-	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
@@ -173,7 +172,7 @@ func BenchmarkTrampoline(b *testing.B) {
 // measured. What a setup attaches is released when the family ends, so
 // that it stays attached while the family measures its rows together.
 func (f *trampolineFamily) row(b *testing.B, name string, setup func() (measure.Row, error)) measure.Row {
-	if !pattern.Selected(b, name) {
+	if !measure.Selected(b, name) {
 		return measure.Row{Name: name}
 	}
 	row, err := setup()

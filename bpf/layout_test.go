@@ -22,7 +22,6 @@ var layers = map[string]int{
 	"bpf/host/proc":                0,
 	"bpf/host/tracefs":             0,
 	"bpf/measure/robust":           0,
-	"bpf/measure/pattern":          0,
 	"bpf/measure/mark":             0, // the anatomy's window marks and log
 	"results/stat":                 0,
 	"bpf/host/syslock":             1,

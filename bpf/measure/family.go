@@ -8,7 +8,6 @@ import (
 
 	"bpfbench/bpf/measure/gauge"
 	"bpfbench/bpf/measure/mark"
-	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/measure/robust"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/sched"
@@ -171,13 +170,14 @@ type Job struct {
 // that every row sees the same mix of the machine's states and any two
 // rows compare as a pair (randomised multiple interleaved trials: Abedi
 // and Brecht, ICPE 2017). Only the rows that -test.bench selects are
-// measured (pattern.Selected), each for the time of the rows left out too
+// measured (Selected), each for the time of the rows left out too
 // (Budget.Shared). A Start row is measured alone, in its own
 // sub-benchmark, through the same rounds, steal tally and summary
 // (stretch). See docs/method.md#interleaved-rows.
 func Family(b *testing.B, o BenchOptions, rows []Row) {
 	b.Helper()
 	type member struct {
+		name  string
 		row   Row
 		rec   *recorder
 		x     *runner
@@ -190,7 +190,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 	var live []*member
 	candidates := 0
 	for i, row := range rows {
-		m := &member{row: row}
+		m := &member{name: b.Name() + "/" + row.Name, row: row}
 		members[i] = m
 		if !o.Interleave {
 			m.row.Base = nil
@@ -199,7 +199,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			continue
 		}
 		candidates++
-		if pattern.Selected(b, row.Name) {
+		if Selected(b, row.Name) {
 			live = append(live, m)
 		}
 	}
@@ -210,7 +210,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 	if len(live) > 0 {
 		err := sched.Pinned(o.CPU, func() error {
 			for _, m := range live {
-				m.rec, m.x, m.err = newLoopRunner(b.Name()+"/"+m.row.Name, budget, m.row.Variant, m.row.Base, o)
+				m.rec, m.x, m.err = newLoopRunner(m.name, budget, m.row.Variant, m.row.Base, o)
 			}
 			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))
 			for {

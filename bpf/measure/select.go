@@ -1,8 +1,9 @@
-// Package pattern matches a benchmark's name against the command line's
+package measure
+
+// Selection: a benchmark's name matched against the command line's
 // -test.bench and -test.skip as the testing package does, so that a
 // family can measure, before its first b.Run, only the rows that will be
 // reported.
-package pattern
 
 import (
 	"flag"
