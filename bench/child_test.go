@@ -124,18 +124,17 @@ func withoutSuiteLock(t *testing.T, fn func()) {
 	if os.Getenv(syslock.FDEnv) != "" {
 		t.Skipf("this run holds a lock its parent passed it (%s): releasing it would not free it", syslock.FDEnv)
 	}
-	if syslock.HeldFile() == nil {
+	if suiteLock == nil {
 		t.Fatal("this process holds no bpfbench lock to release")
 	}
-	suiteUnlock()
-	suiteUnlock = func() {}
+	suiteLock.Release()
 	defer func() {
-		unlock, err := syslock.Take(*flagLockWait)
+		lock, err := syslock.Take(*flagLockWait)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bpfbench: %s cannot take back the lock it released: %v; stopping, as the remaining tests must not run without it\n", t.Name(), err)
 			os.Exit(1)
 		}
-		suiteUnlock = unlock
+		suiteLock = lock
 	}()
 	fn()
 }

@@ -124,11 +124,11 @@ func parseFlags() error {
 	return err
 }
 
-// suiteUnlock releases the system-wide lock TestMain holds for the whole
-// run. It is a variable so that a scenario test can let the lock go while
-// other runs it starts compete for it, as independent runs do, and then
-// take it back (withoutSuiteLock).
-var suiteUnlock = func() {}
+// suiteLock is the system-wide lock TestMain holds for the whole run (nil
+// when not root), which the tests hand to the runs they start. A scenario
+// test lets it go while other runs it starts compete for it, as
+// independent runs do, and then takes it back (withoutSuiteLock).
+var suiteLock *syslock.Lock
 
 func TestMain(m *testing.M) {
 	if err := parseFlags(); errors.Is(err, flag.ErrHelp) {
@@ -150,13 +150,13 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "bpfbench:", host.ErrNotRoot)
 		return m.Run()
 	}
-	unlock, err := syslock.Take(*flagLockWait)
+	lock, err := syslock.Take(*flagLockWait)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bpfbench:", err)
 		return 1
 	}
-	suiteUnlock = unlock
-	defer func() { suiteUnlock() }()
+	suiteLock = lock
+	defer func() { suiteLock.Release() }()
 	host.InstallSignalHandler()
 	defer host.RestoreAll()
 

@@ -21,7 +21,6 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/snapshot"
-	"bpfbench/bpf/host/syslock"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/internal/child"
@@ -80,7 +79,7 @@ func TestScenarioSignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(strings.ToLower(unix.SignalName(sig)), func(t *testing.T) {
 			before := takeSnapshot(t)
-			c := startSuite(t, child.Options{Lock: syslock.HeldFile(), Args: []string{"-test.run=^$",
+			c := startSuite(t, child.Options{Lock: suiteLock.File(), Args: []string{"-test.run=^$",
 				"-test.bench=^BenchmarkDispatcher$/^dispatcher=full$/^fill=native$", "-test.benchtime=60s"}})
 			// Mid-run: its namespaces exist (the XDP family's and the
 			// two fillers') and the fillers are attached.
@@ -129,7 +128,7 @@ func TestScenarioSignal(t *testing.T) {
 func TestScenarioSIGKILL(t *testing.T) {
 	host.RequireRoot(t)
 	before := takeSnapshot(t)
-	c := startSuite(t, child.Options{Mode: scenarioHold, Lock: syslock.HeldFile(), Stdin: true})
+	c := startSuite(t, child.Options{Mode: scenarioHold, Lock: suiteLock.File(), Stdin: true})
 	ready := parseReady(t, c.WaitReady(t, childTimeout()))
 	pid := c.PID()
 	held := takeSnapshot(t)

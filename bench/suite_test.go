@@ -13,7 +13,6 @@ import (
 
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/snapshot"
-	"bpfbench/bpf/host/syslock"
 	"bpfbench/bpf/probe"
 	"bpfbench/internal/child"
 	"bpfbench/results/benchfile"
@@ -39,7 +38,7 @@ func runSuite(t *testing.T, env []string, args ...string) (stdout, stderr string
 func suiteCmd(bin string, env []string, lock bool, args ...string) *exec.Cmd {
 	o := child.Options{Bin: bin, Env: env, Args: args}
 	if lock {
-		o.Lock = syslock.HeldFile()
+		o.Lock = suiteLock.File()
 	}
 	return child.Command(suiteOptions(o))
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-func TestMain(m *testing.M) { child.RunTests(m) }
+func TestMain(m *testing.M) { child.RunTests(m, nil) }
 
 func TestXDPProgramsReturn(t *testing.T) {
 	objs := testutil.LoadXDP(t)

@@ -3,7 +3,11 @@ package host
 import (
 	"testing"
 
+	"bpfbench/bpf/host/syslock"
 	"bpfbench/internal/child"
 )
 
-func TestMain(m *testing.M) { child.RunTests(m) }
+// testLock is the lock the tests run under, as root (child.RunTests).
+var testLock *syslock.Lock
+
+func TestMain(m *testing.M) { child.RunTests(m, &testLock) }

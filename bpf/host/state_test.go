@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"bpfbench/bpf/host/syslock"
 	"bpfbench/internal/child"
 )
 
@@ -51,24 +50,15 @@ func hsToggle(tb testing.TB) (orig, other string) {
 	return
 }
 
-// hsLock holds the system-wide lock for the test, unless this process
-// already does (a TestMain), so that no other bpfbench run changes the same
-// sysctls meanwhile. It returns the held lock file, for children.
+// hsLock is the file of the system-wide lock the tests run under
+// (TestMain), so that no other bpfbench run changes the same sysctls
+// meanwhile, for the children they start.
 func hsLock(tb testing.TB) *os.File {
 	tb.Helper()
-	if f := syslock.HeldFile(); f != nil {
-		return f
+	if testLock == nil {
+		tb.Fatal("the tests hold no bpfbench lock (TestMain takes it as root)")
 	}
-	unlock, err := syslock.Take(0)
-	if err != nil {
-		tb.Logf("waiting for the lock: %v", err)
-		unlock, err = syslock.Take(5 * time.Minute)
-		if err != nil {
-			tb.Fatal(err)
-		}
-	}
-	tb.Cleanup(unlock)
-	return syslock.HeldFile()
+	return testLock.File()
 }
 
 // hsSnapshot takes the lock, repairs what dead runs left, and records the

@@ -6,4 +6,4 @@ import (
 	"bpfbench/internal/child"
 )
 
-func TestMain(m *testing.M) { child.RunTests(m) }
+func TestMain(m *testing.M) { child.RunTests(m, nil) }

@@ -116,7 +116,6 @@ func TestFiller(t *testing.T) {
 
 func TestCountXDPPrograms(t *testing.T) {
 	host.RequireRoot(t)
-	testutil.Lock(t) // no other bpfbench run loads programs meanwhile
 	before, err := snapshot.CountXDPPrograms()
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +144,6 @@ func TestCountXDPPrograms(t *testing.T) {
 // program (as many as it reports), so it ranks first among any attached.
 func TestFillerAbove(t *testing.T) {
 	host.RequireRoot(t)
-	testutil.Lock(t)
 	p, err := bpf.ReturnProgram("bpfbench_meas", bpf.XDPDrop)
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ type Options struct {
 	// parent's own run.
 	Env  []string
 	Drop []string
-	// Lock, a lock file the parent holds (syslock.HeldFile), is handed to
+	// Lock, a lock file the parent holds (syslock.Lock.File), is handed to
 	// the child as descriptor 3 with syslock.FDEnv=3.
 	Lock *os.File
 	// Stdin gives the child a stdin the test writes and closes (Proc.Stdin)
@@ -295,17 +295,22 @@ func (p *Proc) Kill() {
 // bench run at the same time (`go test ./...` runs packages in parallel)
 // would find them sharing its dispatcher and count them in its snapshots.
 // A helper child takes no lock of its own: the test that starts it hands
-// it its lock (Options.Lock), or tests the lock.
-func RunTests(m *testing.M) {
+// it its lock (Options.Lock), or tests the lock. When lock is not nil,
+// *lock is the lock the tests run under (nil where none was taken), for
+// the tests that hand it to a child.
+func RunTests(m *testing.M, lock **syslock.Lock) {
 	if os.Geteuid() != 0 || Mode() != "" {
 		os.Exit(m.Run())
 	}
-	unlock, err := syslock.Take(5 * time.Minute)
+	l, err := syslock.Take(5 * time.Minute)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tests:", err)
 		os.Exit(1)
 	}
+	if lock != nil {
+		*lock = l
+	}
 	code := m.Run()
-	unlock()
+	l.Release()
 	os.Exit(code)
 }

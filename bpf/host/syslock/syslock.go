@@ -25,9 +25,9 @@ const Dir = "/run/bpfbench"
 
 // FDEnv names the environment variable through which a process holding
 // the lock (Take) can pass it to a child it starts: put the lock file
-// (see HeldFile) in exec.Cmd.ExtraFiles and set FDEnv to its descriptor
+// (Lock.File) in exec.Cmd.ExtraFiles and set FDEnv to its descriptor
 // number in the child (3 for the first extra file). Take in the child then
-// succeeds at once without waiting for its parent, and its unlock leaves
+// succeeds at once without waiting for its parent, and its Release leaves
 // the lock to the parent.
 const FDEnv = "BPFBENCH_LOCK_FD"
 
@@ -38,6 +38,22 @@ var (
 	selfCmdline = sync.OnceValue(func() string { return proc.Cmdline(selfPID) })
 )
 
+// A Lock is the system-wide bpfbench lock, held: whoever took it owns it
+// (the suite's TestMain, a test binary's child.RunTests) and hands its
+// File to a child it starts (FDEnv).
+type Lock struct {
+	f       *os.File
+	release func()
+	once    sync.Once
+}
+
+// File is the lock's open file, to hand to a child (FDEnv).
+func (l *Lock) File() *os.File { return l.f }
+
+// Release lets go of the lock, once. A lock the parent handed over stays
+// the parent's: only this process's descriptor of it closes.
+func (l *Lock) Release() { l.once.Do(l.release) }
+
 // Take takes the system-wide bpfbench lock, an exclusive flock on
 // Dir/lock: the XDP dispatcher and sysctls are global, so one run at a
 // time. If another process holds it, Take retries until wait has passed
@@ -45,33 +61,18 @@ var (
 // lock file). The kernel drops the lock when its holder dies, however it
 // dies. The lock is per call, not per process: a second Take in the same
 // process waits too. See FDEnv for handing it to a child process.
-func Take(wait time.Duration) (unlock func(), err error) {
+func Take(wait time.Duration) (*Lock, error) {
 	if s := os.Getenv(FDEnv); s != "" {
-		if unlock, ok := inheritedLock(s); ok {
-			return unlock, nil
+		if l, ok := inheritedLock(s); ok {
+			return l, nil
 		}
 	}
 	return lockAt(lockPath, wait)
 }
 
-var lockState struct {
-	mu   sync.Mutex
-	held []*os.File // lock files of Take calls not yet unlocked, newest last
-}
-
-// HeldFile returns the file of a lock (Take) this process holds, or nil.
-func HeldFile() *os.File {
-	lockState.mu.Lock()
-	defer lockState.mu.Unlock()
-	if len(lockState.held) == 0 {
-		return nil
-	}
-	return lockState.held[len(lockState.held)-1]
-}
-
 // inheritedLock checks that descriptor s is the lock file and that its open
 // file, shared with the parent, holds the lock.
-func inheritedLock(s string) (func(), bool) {
+func inheritedLock(s string) (*Lock, bool) {
 	fd, err := strconv.Atoi(s)
 	if err != nil || fd < 0 {
 		return nil, false
@@ -86,38 +87,12 @@ func inheritedLock(s string) (func(), bool) {
 	// Ours to pass on explicitly, not to every process we start.
 	unix.CloseOnExec(fd)
 	f := os.NewFile(uintptr(fd), lockPath)
-	return rememberLockFile(f, func() {
+	return &Lock{f: f, release: func() {
 		f.Close() // the parent's descriptor keeps the lock
-	}), true
+	}}, true
 }
 
-// rememberLockFile records f as a held lock file (HeldFile) and
-// returns what releases it, once: forget it, then release.
-func rememberLockFile(f *os.File, release func()) func() {
-	lockState.mu.Lock()
-	lockState.held = append(lockState.held, f)
-	lockState.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			forgetLockFile(f)
-			release()
-		})
-	}
-}
-
-func forgetLockFile(f *os.File) {
-	lockState.mu.Lock()
-	defer lockState.mu.Unlock()
-	for i, g := range lockState.held {
-		if g == f {
-			lockState.held = append(lockState.held[:i:i], lockState.held[i+1:]...)
-			return
-		}
-	}
-}
-
-func lockAt(path string, wait time.Duration) (func(), error) {
+func lockAt(path string, wait time.Duration) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -146,11 +121,11 @@ func lockAt(path string, wait time.Duration) (func(), error) {
 	if err := f.Truncate(0); err == nil {
 		f.WriteAt(fmt.Appendf(nil, "%d\n%s\n", selfPID, selfCmdline()), 0)
 	}
-	return rememberLockFile(f, func() {
+	return &Lock{f: f, release: func() {
 		f.Truncate(0)
 		unix.Flock(int(f.Fd()), unix.LOCK_UN)
 		f.Close()
-	}), nil
+	}}, nil
 }
 
 // lockHolder describes the process whose PID is in the lock file.

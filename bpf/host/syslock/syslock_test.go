@@ -14,21 +14,19 @@ import (
 	"bpfbench/internal/child"
 )
 
-func TestMain(m *testing.M) { child.RunTests(m) }
+// testLock is the lock the tests run under, as root (child.RunTests).
+var testLock *syslock.Lock
 
-// held holds the system-wide lock for the test, unless this process
-// already does (TestMain), and returns the held lock file, for children.
+func TestMain(m *testing.M) { child.RunTests(m, &testLock) }
+
+// held is the file of the system-wide lock the tests run under, for
+// children.
 func held(tb testing.TB) *os.File {
 	tb.Helper()
-	if f := syslock.HeldFile(); f != nil {
-		return f
+	if testLock == nil {
+		tb.Fatal("the tests hold no bpfbench lock (TestMain takes it as root)")
 	}
-	unlock, err := syslock.Take(5 * time.Minute)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(unlock)
-	return syslock.HeldFile()
+	return testLock.File()
 }
 
 // helperTimeout bounds a wait for a helper child.
@@ -54,11 +52,11 @@ func TestHelperProcess(t *testing.T) {
 		}
 		child.Ready()
 	case "inherit":
-		unlock, err := syslock.Take(0)
+		l, err := syslock.Take(0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		unlock()
+		l.Release()
 		child.Ready("inherited")
 		return
 	default:
@@ -73,7 +71,7 @@ func TestLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lock")
 
 	// Held by another process: fail after the wait, naming it.
-	p, _ := helper(t, syslock.HeldFile(), "lock", "BPFBENCH_TEST_LOCK="+path)
+	p, _ := helper(t, held(t), "lock", "BPFBENCH_TEST_LOCK="+path)
 	pid := p.PID()
 	start := time.Now()
 	_, err := syslock.LockAt(path, 200*time.Millisecond)
@@ -86,7 +84,7 @@ func TestLock(t *testing.T) {
 	}
 	// The kernel releases the lock of a killed holder.
 	p.Kill()
-	unlock, err := syslock.LockAt(path, 5*time.Second)
+	l, err := syslock.LockAt(path, 5*time.Second)
 	if err != nil {
 		t.Fatalf("Lock after the holder died: %v", err)
 	}
@@ -95,13 +93,13 @@ func TestLock(t *testing.T) {
 	if _, err := syslock.LockAt(path, 100*time.Millisecond); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("held by pid %d (this process)", syslock.SelfPID)) {
 		t.Errorf("second Lock: %v", err)
 	}
-	unlock()
-	unlock() // idempotent
-	unlock, err = syslock.LockAt(path, 0)
+	l.Release()
+	l.Release() // idempotent
+	l, err = syslock.LockAt(path, 0)
 	if err != nil {
-		t.Fatalf("Lock after unlock: %v", err)
+		t.Fatalf("Lock after Release: %v", err)
 	}
-	unlock()
+	l.Release()
 }
 
 func TestLockSystemWide(t *testing.T) {

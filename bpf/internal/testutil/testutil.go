@@ -1,39 +1,18 @@
-// Package testutil holds what the suite's tests share: the root check,
-// the system-wide lock a test binary holds, loading the XDP programs, and
-// turning a setup's error and Close into a skip or failure and a cleanup.
+// Package testutil holds what the suite's tests share: loading the XDP
+// programs, and turning a setup's error and Close into a skip or failure
+// and a cleanup. (The system-wide lock a test binary runs under is
+// child.RunTests's.)
 package testutil
 
 import (
 	"io"
-	"os"
 	"testing"
-	"time"
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/host/syslock"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/sched"
 )
-
-// Lock returns the file of the system-wide lock, taking it for tb if the
-// process does not hold it yet.
-func Lock(tb testing.TB) *os.File {
-	tb.Helper()
-	if f := syslock.HeldFile(); f != nil {
-		return f
-	}
-	unlock, err := syslock.Take(0)
-	if err != nil {
-		tb.Logf("waiting for the lock: %v", err)
-		unlock, err = syslock.Take(5 * time.Minute)
-		if err != nil {
-			tb.Fatal(err)
-		}
-	}
-	tb.Cleanup(unlock)
-	return syslock.HeldFile()
-}
 
 // Must is x, made by a setup that returned err: it skips tb when err says
 // the kernel lacks a feature or the host refused it and fails tb on any

@@ -13,7 +13,7 @@ import (
 	"bpfbench/internal/child"
 )
 
-func TestMain(m *testing.M) { child.RunTests(m) }
+func TestMain(m *testing.M) { child.RunTests(m, nil) }
 
 func TestMeasure(t *testing.T) {
 	objs := testutil.LoadXDP(t)
