@@ -157,10 +157,10 @@ func run(m *testing.M) int {
 	}
 	suiteLock = lock
 	defer func() { suiteLock.Release() }()
-	host.InstallSignalHandler()
-	defer host.RestoreAll()
+	journal.RestoreOnSignal()
+	defer journal.RestoreAll()
 
-	repaired, err := host.Repair()
+	repaired, err := journal.Repair()
 	for _, line := range repaired {
 		fmt.Fprintln(os.Stderr, "bpfbench: repaired:", line)
 	}
@@ -299,6 +299,11 @@ var contention = new(gauge.Contention)
 // anatomy is the run's log of its windows, where the anatomy plugin
 // counts the run (mark.Env names the log's file; nil elsewhere).
 var anatomy = mark.FromEnv()
+
+// journal is the run's journal of the host state it changes (sysctls),
+// which TestMain restores at the end or on a signal, and which repairs
+// what a killed run left.
+var journal = host.NewJournal()
 
 // record is the run's record of its rows (measure.Record): what became of
 // each, why rows skipped, which to read with care, and their diagnostics,

@@ -105,7 +105,7 @@ func newMitigationsFamily(tb testing.TB) *mitigationsFamily {
 // program, at load, so the programs keep it after the sysctl is restored.
 func loadHardened(tb testing.TB, level string) []*bpf.XDPObjects {
 	tb.Helper()
-	undo, err := host.ChangeSysctl(hardenSysctl, level)
+	undo, err := journal.ChangeSysctl(hardenSysctl, level)
 	if undo != nil {
 		defer func() {
 			if err := undo(); err != nil {
@@ -178,7 +178,7 @@ func (f *mitigationsFamily) loop(v mitigationVariant, spec func() error) *testru
 //     XORed back at run time). Hardening applies when the JIT compiles a
 //     program, so the family loads one copy of the programs per level up
 //     front (set the sysctl, load, restore it: journalled by
-//     host.SetSysctl) and the levels then coexist and interleave without
+//     journal.ChangeSysctl) and the levels then coexist and interleave without
 //     flipping the sysctl each round. Every variant reports jited-bytes,
 //     the JIT image size, so hardening shows even where the time does not
 //     move. Level 1 hardens only programs loaded without CAP_BPF: the suite

@@ -49,7 +49,7 @@ func TestHelperProcess(t *testing.T) {
 	if was == "1" {
 		value = "0"
 	}
-	host.SetSysctl(t, heldSysctl, value)
+	journal.SetSysctl(t, heldSysctl, value)
 	ns := host.NewNetns(t)
 	pairs, err := ns.AddVeth(1, 1)
 	if err != nil {

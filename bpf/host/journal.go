@@ -12,7 +12,7 @@ import (
 
 const journalVersion = 1
 
-type journal struct {
+type journalFile struct {
 	Version int `json:"version"`
 	PID     int `json:"pid"`
 	// StartTime is field 22 of /proc/<pid>/stat: clock ticks from boot to
@@ -38,43 +38,43 @@ func journalPath(pid int) string {
 }
 
 // currentJournalLocked describes this process's outstanding changes.
-func currentJournalLocked() journal {
+func (j *Journal) currentJournalLocked() journalFile {
 	id := self()
-	j := journal{Version: journalVersion, PID: selfPID, StartTime: id.start, BootID: id.bootID, Cmdline: id.cmdline}
-	for _, path := range st.keys {
-		stack := st.changes[path]
+	f := journalFile{Version: journalVersion, PID: selfPID, StartTime: id.start, BootID: id.bootID, Cmdline: id.cmdline}
+	for _, path := range j.keys {
+		stack := j.changes[path]
 		if len(stack) == 0 {
 			continue
 		}
 		first, last := stack[0], stack[len(stack)-1]
-		j.Sysctls = append(j.Sysctls, sysctlRecord{Name: first.name, Path: path, Old: first.prev, New: last.value, Time: first.time})
+		f.Sysctls = append(f.Sysctls, sysctlRecord{Name: first.name, Path: path, Old: first.prev, New: last.value, Time: first.time})
 	}
-	return j
+	return f
 }
 
 // syncJournalLocked makes this process's journal file say what is
 // outstanding, or removes it if nothing is.
-func syncJournalLocked() error {
-	j := currentJournalLocked()
+func (j *Journal) syncJournalLocked() error {
+	f := j.currentJournalLocked()
 	path := journalPath(selfPID)
-	if len(j.Sysctls) == 0 {
-		if !st.journalExists {
+	if len(f.Sysctls) == 0 {
+		if !j.fileExists {
 			return nil
 		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove journal: %w", err)
 		}
-		st.journalExists = false
+		j.fileExists = false
 		return syncDir(StateDir)
 	}
-	if err := writeJournal(path, &j); err != nil {
+	if err := writeJournal(path, &f); err != nil {
 		return err
 	}
-	st.journalExists = true
+	j.fileExists = true
 	return nil
 }
 
-func writeJournal(path string, j *journal) error {
+func writeJournal(path string, j *journalFile) error {
 	data, err := json.MarshalIndent(j, "", "\t")
 	if err != nil {
 		return err
@@ -85,12 +85,12 @@ func writeJournal(path string, j *journal) error {
 	return nil
 }
 
-func readJournal(path string) (*journal, error) {
+func readJournal(path string) (*journalFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var j journal
+	var j journalFile
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -29,18 +29,19 @@ import (
 // A run is dead if its PID does not exist, is a zombie, or belongs to a
 // process with another start time. Live runs are left alone; a sysctl that
 // a live run has also changed is not restored (its journal stays for a later
-// Repair) and the line says so. Call it holding the lock (syslock.Take).
-func Repair() ([]string, error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+// Repair) and the line says so: this process's own changes (j) are a
+// live run's. Call it holding the lock (syslock.Take).
+func (j *Journal) Repair() ([]string, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
 
 	rp := &repair{
 		boot:     proc.BootID(),
-		live:     map[int]*journal{},
+		live:     map[int]*journalFile{},
 		liveKeys: map[string]int{},
 		deadWhy:  map[int]string{},
 	}
-	for _, path := range st.keys {
+	for _, path := range j.keys {
 		rp.liveKeys[path] = selfPID
 	}
 	journals, err := rp.readJournals()
@@ -59,9 +60,9 @@ func Repair() ([]string, error) {
 type repair struct {
 	boot     string
 	dead     []*deadRun
-	live     map[int]*journal // pid: journal of a live run
-	liveKeys map[string]int   // sysctl path: live pid that changed it
-	deadWhy  map[int]string   // pid: why its run is dead
+	live     map[int]*journalFile // pid: journal of a live run
+	liveKeys map[string]int       // sysctl path: live pid that changed it
+	deadWhy  map[int]string       // pid: why its run is dead
 	lines    []string
 	errs     []error
 }
@@ -69,7 +70,7 @@ type repair struct {
 // deadRun is the journal of a run that is gone.
 type deadRun struct {
 	path string
-	j    *journal
+	j    *journalFile
 	why  string
 }
 

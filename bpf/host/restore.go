@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -17,18 +16,18 @@ import (
 // safe to call more than once and from any goroutine; cleanups of changes it
 // has undone do nothing. What it fails to undo stays in the journal for a
 // later call or Repair.
-func RestoreAll() error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	_, err := restoreAllLocked()
+func (j *Journal) RestoreAll() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_, err := j.restoreAllLocked()
 	return err
 }
 
-func restoreAllLocked() (lines []string, err error) {
+func (j *Journal) restoreAllLocked() (lines []string, err error) {
 	var errs []error
-	for i := len(st.keys) - 1; i >= 0; i-- {
-		path := st.keys[i]
-		stack := st.changes[path]
+	for i := len(j.keys) - 1; i >= 0; i-- {
+		path := j.keys[i]
+		stack := j.changes[path]
 		if len(stack) == 0 {
 			continue
 		}
@@ -39,27 +38,25 @@ func restoreAllLocked() (lines []string, err error) {
 			continue
 		}
 		for _, c := range append([]*sysctlChange(nil), stack...) {
-			dropChangeLocked(c)
+			j.dropChangeLocked(c)
 		}
 		lines = append(lines, fmt.Sprintf("restored %s=%s (was %s)", first.name, first.prev, cur))
 	}
-	if err := syncJournalLocked(); err != nil {
+	if err := j.syncJournalLocked(); err != nil {
 		errs = append(errs, err)
 	}
 	return lines, errors.Join(errs...)
 }
 
-var sigOnce sync.Once
-
-// InstallSignalHandler makes SIGINT, SIGTERM and SIGHUP (those not ignored
-// when the process started) restore host state: the handler runs RestoreAll,
-// prints what it restored to stderr and exits with status 128+signal (130
-// for SIGINT, 143 for SIGTERM), without running deferred calls or cleanups.
-// From the signal on, SetSysctl blocks until the exit. A second
-// signal during the restore is ignored; SIGKILL leaves the journal to
-// Repair. Calling it again does nothing.
-func InstallSignalHandler() {
-	sigOnce.Do(func() {
+// RestoreOnSignal makes SIGINT, SIGTERM and SIGHUP (those not ignored
+// when the process started) restore host state: the handler runs
+// RestoreAll, prints what it restored to stderr and exits with status
+// 128+signal (130 for SIGINT, 143 for SIGTERM), without running deferred
+// calls or cleanups. From the signal on, SetSysctl and ChangeSysctl block
+// until the exit. A second signal during the restore is ignored; SIGKILL
+// leaves the journal to Repair. Calling it again does nothing.
+func (j *Journal) RestoreOnSignal() {
+	j.signals.Do(func() {
 		var sigs []os.Signal
 		for _, s := range []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP} {
 			if !signal.Ignored(s) {
@@ -74,9 +71,9 @@ func InstallSignalHandler() {
 		go func() {
 			s := <-ch
 			fmt.Fprintf(os.Stderr, "bpfbench: %v: restoring host state\n", s)
-			st.mu.Lock() // kept until exit: nothing changes state after this
-			st.frozen = true
-			lines, err := restoreAllLocked()
+			j.mu.Lock() // kept until exit: nothing changes state after this
+			j.frozen = true
+			lines, err := j.restoreAllLocked()
 			for _, l := range lines {
 				fmt.Fprintln(os.Stderr, "bpfbench: "+l)
 			}

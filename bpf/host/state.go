@@ -12,12 +12,12 @@ import (
 )
 
 // The host state the suite changes and that outlives a process, sysctls,
-// is journaled before it is changed, restored by tb.Cleanup, by RestoreAll
-// (TestMain after m.Run, and on SIGINT/SIGTERM through InstallSignalHandler)
-// and, if the process is SIGKILLed or otherwise dies first, by the next
-// run's Repair. Everything else the suite makes (network namespaces, BPF
-// programs, links, stats) it holds by a file descriptor, which dies with
-// the process.
+// is journaled before it is changed (Journal), restored by tb.Cleanup, by
+// Journal.RestoreAll (TestMain after m.Run, and on SIGINT/SIGTERM through
+// RestoreOnSignal) and, if the process is SIGKILLed or otherwise dies
+// first, by the next run's Repair. Everything else the suite makes
+// (network namespaces, BPF programs, links, stats) it holds by a file
+// descriptor, which dies with the process.
 //
 // The journal of process <pid> is StateDir/journal-<pid>.json. It is
 // rewritten whole on every change (temporary file, fsync, rename, fsync of the
@@ -34,8 +34,12 @@ var selfPID = os.Getpid()
 
 var errFrozen = errors.New("bpfbench is exiting on a signal and has restored host state")
 
-// st is what this process has changed and not yet restored.
-var st struct {
+// A Journal is what this process has changed on the host and not yet
+// restored: the sysctls, each journaled before it is changed. The run
+// owns it (the suite's TestMain makes one, NewJournal) and restores
+// through it; its file is StateDir/journal-<pid>.json, so a process
+// keeps one.
+type Journal struct {
 	mu     sync.Mutex
 	frozen bool // a signal handler has restored everything and is exiting
 
@@ -44,7 +48,13 @@ var st struct {
 	keys    []string
 	changes map[string][]*sysctlChange
 
-	journalExists bool
+	fileExists bool
+	signals    sync.Once // RestoreOnSignal
+}
+
+// NewJournal is an empty journal of this process.
+func NewJournal() *Journal {
+	return &Journal{changes: map[string][]*sysctlChange{}}
 }
 
 // self is this process's identity as recorded in journals.

@@ -69,7 +69,7 @@ func hsSnapshot(tb testing.TB) {
 	tb.Helper()
 	hsLock(tb)
 	// Start from a repaired machine, as TestMain does.
-	lines, err := Repair()
+	lines, err := testJournal.Repair()
 	for _, l := range lines {
 		tb.Log("repaired before the test: ", l)
 	}
@@ -93,12 +93,12 @@ func hsSnapshot(tb testing.TB) {
 }
 
 func hsOutstanding() bool {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return len(st.keys) > 0
+	testJournal.mu.Lock()
+	defer testJournal.mu.Unlock()
+	return len(testJournal.keys) > 0
 }
 
-func hsJournal(tb testing.TB, pid int) *journal {
+func hsJournal(tb testing.TB, pid int) *journalFile {
 	tb.Helper()
 	j, err := readJournal(journalPath(pid))
 	if err != nil {
@@ -130,7 +130,7 @@ func TestSysctlSetRestore(t *testing.T) {
 	orig, other := hsToggle(t)
 
 	t.Run("set", func(t *testing.T) {
-		SetSysctl(t, hsHarden, other)
+		testJournal.SetSysctl(t, hsHarden, other)
 		if got := hsRead(t, hsHarden); got != other {
 			t.Fatalf("%s is %s, want %s", hsHarden, got, other)
 		}
@@ -150,13 +150,13 @@ func TestSysctlSetRestore(t *testing.T) {
 
 	// Bad names and values fail without changing anything.
 	for _, name := range []string{"", "../../etc/passwd", "net/../../x"} {
-		if _, err := ChangeSysctl(name, "1"); err == nil {
-			t.Errorf("ChangeSysctl(%q) succeeded", name)
+		if _, err := testJournal.ChangeSysctl(name, "1"); err == nil {
+			t.Errorf("testJournal.ChangeSysctl(%q) succeeded", name)
 		}
 	}
-	undo, err := ChangeSysctl(hsHarden, "7")
+	undo, err := testJournal.ChangeSysctl(hsHarden, "7")
 	if err == nil || undo != nil {
-		t.Errorf("ChangeSysctl(%s, 7): %v", hsHarden, err)
+		t.Errorf("testJournal.ChangeSysctl(%s, 7): %v", hsHarden, err)
 	}
 	if got := hsRead(t, hsHarden); got != orig {
 		t.Errorf("after a failed set %s is %s, want %s", hsHarden, got, orig)
@@ -175,9 +175,9 @@ func TestSysctlStack(t *testing.T) {
 	v1, v2 := strconv.Itoa(n+1), strconv.Itoa(n+2)
 
 	t.Run("outer", func(t *testing.T) {
-		SetSysctl(t, hsBurst, v1)
+		testJournal.SetSysctl(t, hsBurst, v1)
 		t.Run("inner", func(t *testing.T) {
-			SetSysctl(t, strings.ReplaceAll(hsBurst, ".", "/"), v2) // same sysctl, other spelling
+			testJournal.SetSysctl(t, strings.ReplaceAll(hsBurst, ".", "/"), v2) // same sysctl, other spelling
 			if got := hsRead(t, hsBurst); got != v2 {
 				t.Fatalf("%s is %s, want %s", hsBurst, got, v2)
 			}
@@ -199,12 +199,12 @@ func TestSysctlStack(t *testing.T) {
 	hsNoJournal(t, selfPID)
 
 	// Undone out of order (as parallel subtests may), the end is the same.
-	undo1, err := ChangeSysctl(hsBurst, v1)
+	undo1, err := testJournal.ChangeSysctl(hsBurst, v1)
 	if err != nil {
 		undo1()
 		t.Fatal(err)
 	}
-	undo2, err := ChangeSysctl(hsBurst, v2)
+	undo2, err := testJournal.ChangeSysctl(hsBurst, v2)
 	if err != nil {
 		undo2()
 		undo1()
@@ -235,8 +235,8 @@ func TestStateRestoreAll(t *testing.T) {
 	v0 := hsRead(t, hsBurst)
 
 	t.Run("restore", func(t *testing.T) {
-		SetSysctl(t, hsHarden, other)
-		SetSysctl(t, hsBurst, v0+"1")
+		testJournal.SetSysctl(t, hsHarden, other)
+		testJournal.SetSysctl(t, hsBurst, v0+"1")
 		ns := NewNetns(t)
 		if _, err := ns.AddVeth(2, 1); err != nil {
 			t.Fatal(err)
@@ -245,7 +245,7 @@ func TestStateRestoreAll(t *testing.T) {
 		if len(j.Sysctls) != 2 {
 			t.Fatalf("journal %+v", j)
 		}
-		if err := RestoreAll(); err != nil {
+		if err := testJournal.RestoreAll(); err != nil {
 			t.Fatal(err)
 		}
 		if got := hsRead(t, hsHarden); got != orig {
@@ -255,7 +255,7 @@ func TestStateRestoreAll(t *testing.T) {
 			t.Errorf("%s is %s after RestoreAll, want %s", hsBurst, got, v0)
 		}
 		hsNoJournal(t, selfPID)
-		if err := RestoreAll(); err != nil {
+		if err := testJournal.RestoreAll(); err != nil {
 			t.Errorf("second RestoreAll: %v", err)
 		}
 		// The cleanups that follow find nothing to do (and report no error).
@@ -290,7 +290,7 @@ func TestStateRepairJournals(t *testing.T) {
 		c = hsDeadPID(t)
 	}
 	id := self()
-	journals := map[int]*journal{
+	journals := map[int]*journalFile{
 		a: {Version: 1, PID: a, StartTime: 1, BootID: id.bootID, Sysctls: []sysctlRecord{{Name: hsBurst, Path: path, Old: v0, New: v1, Time: now.Add(-2 * time.Second)}}},
 		b: {Version: 1, PID: b, StartTime: 2, BootID: id.bootID, Sysctls: []sysctlRecord{{Name: hsBurst, Path: path, Old: v1, New: v2, Time: now.Add(-time.Second)}}},
 		c: {Version: 1, PID: c, StartTime: 3, BootID: "not-this-boot", Sysctls: []sysctlRecord{{Name: hsBurst, Path: path, Old: "12345", New: v2, Time: now}}},
@@ -308,7 +308,7 @@ func TestStateRepairJournals(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lines, err := Repair()
+	lines, err := testJournal.Repair()
 	for _, l := range lines {
 		t.Log("repair: ", l)
 	}
@@ -333,7 +333,7 @@ func TestStateRepairJournals(t *testing.T) {
 	}
 
 	// A second Repair finds nothing.
-	lines, err = Repair()
+	lines, err = testJournal.Repair()
 	if err != nil || len(lines) > 0 {
 		t.Errorf("second Repair: %q, %v", lines, err)
 	}
@@ -341,7 +341,7 @@ func TestStateRepairJournals(t *testing.T) {
 	// A sysctl that a live run (here: this one) has changed on top of a
 	// dead run's change is left until the live run is done with it.
 	d := hsDeadPID(t)
-	dj := &journal{Version: 1, PID: d, StartTime: 5, BootID: id.bootID, Sysctls: []sysctlRecord{{Name: hsBurst, Path: path, Old: v0, New: v1, Time: now}}}
+	dj := &journalFile{Version: 1, PID: d, StartTime: 5, BootID: id.bootID, Sysctls: []sysctlRecord{{Name: hsBurst, Path: path, Old: v0, New: v1, Time: now}}}
 	if err := writeJournal(journalPath(d), dj); err != nil {
 		t.Fatal(err)
 	}
@@ -350,8 +350,8 @@ func TestStateRepairJournals(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("live", func(t *testing.T) {
-		SetSysctl(t, hsBurst, v2)
-		lines, err := Repair()
+		testJournal.SetSysctl(t, hsBurst, v2)
+		lines, err := testJournal.Repair()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,7 +369,7 @@ func TestStateRepairJournals(t *testing.T) {
 	if got := hsRead(t, hsBurst); got != v1 {
 		t.Errorf("after our cleanup %s is %s, want %s", hsBurst, got, v1)
 	}
-	lines, err = Repair()
+	lines, err = testJournal.Repair()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +395,7 @@ func hsHelper(t *testing.T, lock *os.File, mode string, env ...string) (*child.P
 	// before the test's host-state check.
 	t.Cleanup(func() {
 		p.Kill()
-		if lines, err := Repair(); err != nil || len(lines) > 0 {
+		if lines, err := testJournal.Repair(); err != nil || len(lines) > 0 {
 			t.Logf("cleanup repair: %q %v", lines, err)
 		}
 	})
@@ -409,9 +409,9 @@ func TestHelperProcess(t *testing.T) {
 		t.Skip("the child process of the state tests; it tests nothing on its own")
 	case "state", "signal", "panic":
 		if mode == "signal" {
-			InstallSignalHandler()
+			testJournal.RestoreOnSignal()
 		}
-		SetSysctl(t, hsHarden, os.Getenv("BPFBENCH_TEST_VALUE"))
+		testJournal.SetSysctl(t, hsHarden, os.Getenv("BPFBENCH_TEST_VALUE"))
 		ns := NewNetns(t)
 		if _, err := ns.AddVeth(2, 1); err != nil {
 			t.Fatal(err)
@@ -448,7 +448,7 @@ func TestStateSIGKILL(t *testing.T) {
 		t.Fatalf("the live helper's namespace %s is held by %v, want the helper (pid %d)", nsName, held, pid)
 	}
 	// A live run is left alone.
-	lines, err := Repair()
+	lines, err := testJournal.Repair()
 	if err != nil || len(lines) > 0 {
 		t.Fatalf("Repair with the helper alive: %q, %v", lines, err)
 	}
@@ -463,7 +463,7 @@ func TestStateSIGKILL(t *testing.T) {
 	// The sysctl is all a killed run leaves: its namespace died with it.
 	hsGone(t, nsName)
 
-	lines, err = Repair()
+	lines, err = testJournal.Repair()
 	for _, l := range lines {
 		t.Log("repair: ", l)
 	}

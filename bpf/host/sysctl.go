@@ -33,9 +33,9 @@ type sysctlChange struct {
 // sysctl from inside Netns.Do fails.
 // A write that the kernel turns into a different value fails the test
 // after the change is registered for restoring.
-func SetSysctl(tb testing.TB, name, value string) {
+func (j *Journal) SetSysctl(tb testing.TB, name, value string) {
 	tb.Helper()
-	undo, err := ChangeSysctl(name, value)
+	undo, err := j.ChangeSysctl(name, value)
 	if undo != nil {
 		tb.Cleanup(func() {
 			if err := undo(); err != nil {
@@ -51,7 +51,7 @@ func SetSysctl(tb testing.TB, name, value string) {
 // ChangeSysctl is SetSysctl for the length of a function rather than a
 // test: undo, if not nil, undoes the change and must be called even if
 // err is not nil.
-func ChangeSysctl(name, value string) (undo func() error, err error) {
+func (j *Journal) ChangeSysctl(name, value string) (undo func() error, err error) {
 	path, err := sysctlPath(name)
 	if err != nil {
 		return nil, err
@@ -61,9 +61,9 @@ func ChangeSysctl(name, value string) (undo func() error, err error) {
 			return nil, fmt.Errorf("set sysctl %s: %w", name, err)
 		}
 	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.frozen {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.frozen {
 		return nil, errFrozen
 	}
 	prev, err := readSysctl(path)
@@ -71,19 +71,19 @@ func ChangeSysctl(name, value string) (undo func() error, err error) {
 		return nil, fmt.Errorf("read sysctl %s: %w", name, err)
 	}
 	c := &sysctlChange{name: name, path: path, prev: prev, value: value, time: time.Now()}
-	pushChangeLocked(c)
-	if err := syncJournalLocked(); err != nil {
-		dropChangeLocked(c)
-		return nil, errors.Join(fmt.Errorf("set sysctl %s: %w", name, err), syncJournalLocked())
+	j.pushChangeLocked(c)
+	if err := j.syncJournalLocked(); err != nil {
+		j.dropChangeLocked(c)
+		return nil, errors.Join(fmt.Errorf("set sysctl %s: %w", name, err), j.syncJournalLocked())
 	}
 	if err := writeSysctl(path, value); err != nil {
-		dropChangeLocked(c)
-		return nil, errors.Join(fmt.Errorf("set sysctl %s=%s: %w", name, value, err), syncJournalLocked())
+		j.dropChangeLocked(c)
+		return nil, errors.Join(fmt.Errorf("set sysctl %s=%s: %w", name, value, err), j.syncJournalLocked())
 	}
 	undo = func() error {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		return undoChangeLocked(c)
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return j.undoChangeLocked(c)
 	}
 	got, err := readSysctl(path)
 	if err != nil {
@@ -95,21 +95,18 @@ func ChangeSysctl(name, value string) (undo func() error, err error) {
 	return undo, nil
 }
 
-func pushChangeLocked(c *sysctlChange) {
-	if st.changes == nil {
-		st.changes = make(map[string][]*sysctlChange)
-	}
-	stack := st.changes[c.path]
+func (j *Journal) pushChangeLocked(c *sysctlChange) {
+	stack := j.changes[c.path]
 	if len(stack) == 0 {
-		st.keys = append(st.keys, c.path)
+		j.keys = append(j.keys, c.path)
 	}
-	st.changes[c.path] = append(stack, c)
+	j.changes[c.path] = append(stack, c)
 }
 
 // dropChangeLocked forgets c without writing anything.
-func dropChangeLocked(c *sysctlChange) {
+func (j *Journal) dropChangeLocked(c *sysctlChange) {
 	c.done = true
-	stack := st.changes[c.path]
+	stack := j.changes[c.path]
 	for i, o := range stack {
 		if o == c {
 			stack = append(stack[:i:i], stack[i+1:]...)
@@ -117,13 +114,13 @@ func dropChangeLocked(c *sysctlChange) {
 		}
 	}
 	if len(stack) > 0 {
-		st.changes[c.path] = stack
+		j.changes[c.path] = stack
 		return
 	}
-	delete(st.changes, c.path)
-	for i, k := range st.keys {
+	delete(j.changes, c.path)
+	for i, k := range j.keys {
 		if k == c.path {
-			st.keys = append(st.keys[:i:i], st.keys[i+1:]...)
+			j.keys = append(j.keys[:i:i], j.keys[i+1:]...)
 			break
 		}
 	}
@@ -132,11 +129,11 @@ func dropChangeLocked(c *sysctlChange) {
 // undoChangeLocked undoes c. If c is the newest change of its sysctl, the
 // sysctl goes back to what c replaced; otherwise the next newer change
 // inherits that value, to write when it is undone.
-func undoChangeLocked(c *sysctlChange) error {
+func (j *Journal) undoChangeLocked(c *sysctlChange) error {
 	if c.done {
 		return nil
 	}
-	stack := st.changes[c.path]
+	stack := j.changes[c.path]
 	i := 0
 	for i < len(stack) && stack[i] != c {
 		i++
@@ -152,8 +149,8 @@ func undoChangeLocked(c *sysctlChange) error {
 	} else {
 		stack[i+1].prev = c.prev
 	}
-	dropChangeLocked(c)
-	return syncJournalLocked()
+	j.dropChangeLocked(c)
+	return j.syncJournalLocked()
 }
 
 // sysctlPath maps a sysctl name to its file: dots separate components,
