@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,6 +25,21 @@ const (
 	dropVar = "BPFBENCH_CHILD_TEST_DROP"
 )
 
+// mainDeathSignal is the death signal of the process's main thread, the
+// one the kernel signals when the parent dies: the threads the Go runtime
+// starts later have none, so the child reads it there, in TestMain, with
+// the main goroutine locked to the main thread from init on.
+var mainDeathSignal int
+
+func init() { runtime.LockOSThread() }
+
+func TestMain(m *testing.M) {
+	if err := unix.Prctl(unix.PR_GET_PDEATHSIG, uintptr(unsafe.Pointer(&mainDeathSignal)), 0, 0, 0); err != nil {
+		mainDeathSignal = -1
+	}
+	os.Exit(m.Run())
+}
+
 // TestHelperProcess is the child of this package's tests. In mode report
 // it says on its ready line what the protocol handed it, then exits with
 // status 3 once its stdin is closed.
@@ -32,12 +48,8 @@ func TestHelperProcess(t *testing.T) {
 	case "":
 		t.Skip("the child process of this package's tests; it tests nothing on its own")
 	case "report":
-		var sig int
-		if err := unix.Prctl(unix.PR_GET_PDEATHSIG, uintptr(unsafe.Pointer(&sig)), 0, 0, 0); err != nil {
-			t.Fatal(err)
-		}
 		fd3, _ := os.Readlink("/proc/self/fd/3")
-		child.Ready("pdeathsig="+strconv.Itoa(sig), "uid="+strconv.Itoa(os.Getuid()), "lockfd="+os.Getenv(syslock.FDEnv),
+		child.Ready("pdeathsig="+strconv.Itoa(mainDeathSignal), "uid="+strconv.Itoa(os.Getuid()), "lockfd="+os.Getenv(syslock.FDEnv),
 			"fd3="+fd3, "env="+os.Getenv(envVar), "drop="+os.Getenv(dropVar))
 		io.Copy(io.Discard, os.Stdin)
 		fmt.Fprintln(os.Stderr, "stdin closed")
@@ -177,5 +189,32 @@ func TestKill(t *testing.T) {
 	})
 	if p.Running() || p.Signaled() != syscall.SIGKILL {
 		t.Errorf("after the test that started it: running %v, signal %v, want SIGKILL", p.Running(), p.Signaled())
+	}
+}
+
+// TestDeathSignal: a child dies with SIGKILL when the thread that started
+// it ends, as the kernel does for a death signal.
+func TestDeathSignal(t *testing.T) {
+	cmd := child.Command(child.Options{Mode: "sleep"})
+	started := make(chan error)
+	go func() {
+		// Locked and never unlocked: the thread ends with the goroutine.
+		runtime.LockOSThread()
+		started <- cmd.Start()
+	}()
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the child outlived the thread that started it by a minute")
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("the child ended with %v, want SIGKILL", cmd.ProcessState)
 	}
 }
