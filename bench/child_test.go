@@ -98,13 +98,9 @@ func requireGone(t *testing.T, names ...string) {
 // rest of it, after child.ReadyPrefix).
 func parseReady(t *testing.T, rest string) map[string]string {
 	t.Helper()
-	m := map[string]string{}
-	for _, f := range strings.Fields(rest) {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			t.Fatalf("bad ready line %q", rest)
-		}
-		m[k] = v
+	m, err := child.ReadyFields(rest)
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, k := range []string{"value", "was", "netns"} {
 		if m[k] == "" {

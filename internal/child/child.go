@@ -50,6 +50,20 @@ func Ready(fields ...string) {
 	fmt.Println(strings.Join(append([]string{ReadyPrefix}, fields...), " "))
 }
 
+// ReadyFields reads the rest of a ready line made of k=v fields
+// (Ready("k=v", ...)).
+func ReadyFields(rest string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, f := range strings.Fields(rest) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, fmt.Errorf("bad ready line %q: %q is not k=v", rest, f)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
 // Options say how to run the child.
 type Options struct {
 	// Mode, when set, makes the child a helper: it runs only HelperTest,

@@ -68,13 +68,9 @@ func TestHelperProcess(t *testing.T) {
 // fields reads the k=v fields of a ready line.
 func fields(t *testing.T, rest string) map[string]string {
 	t.Helper()
-	m := map[string]string{}
-	for _, f := range strings.Fields(rest) {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			t.Fatalf("bad ready line %q", rest)
-		}
-		m[k] = v
+	m, err := child.ReadyFields(rest)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return m
 }
