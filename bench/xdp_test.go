@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"bpfbench/bpf"
-	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/testrun"
@@ -82,23 +81,24 @@ func withLayouts[T any](loads []T, loop func(T) *testrun.Loop) *testrun.Loop {
 // machine instructions add64's JIT'ed image has more than drop's, within
 // half an instruction. Anywhere else the delta is a time (about 64 cycles
 // of dependent additions) and nothing is checked.
-func (f *xdpFamily) calibrate(b *testing.B, r measure.Result) []measure.Figure {
-	b.Helper()
+func (f *xdpFamily) calibrate(r measure.Result) error {
 	c := clocks()
-	if !c.Icount || r.Repeated {
+	if !c.Icount {
 		return nil
 	}
 	add, err := bpf.JitedInstructions(f.objs.Add64)
-	record.Require(b, err, "count add64's JIT'ed instructions")
+	if err != nil {
+		return fmt.Errorf("count add64's JIT'ed instructions: %w", err)
+	}
 	drop, err := bpf.JitedInstructions(f.objs.Drop)
-	record.Require(b, err, "count drop's JIT'ed instructions")
+	if err != nil {
+		return fmt.Errorf("count drop's JIT'ed instructions: %w", err)
+	}
 	want := float64(add - drop)
 	got := r.Delta.Value / math.Exp2(float64(c.Shift))
 	if !r.HaveDelta || math.Abs(got-want) > 0.5 {
-		b.Errorf("calibration: add64 - drop counted %.2f instructions, the JIT images differ by %.0f: the clocks do not count instructions", got, want)
-		return nil
+		return fmt.Errorf("calibration: add64 - drop counted %.2f instructions, the JIT images differ by %.0f: the clocks do not count instructions", got, want)
 	}
-	harness.Say(b, record, "calibration", fmt.Sprintf("add64 - drop = %.2f instructions, JIT images differ by %.0f", got, want))
 	return nil
 }
 
@@ -122,7 +122,7 @@ func BenchmarkXDP(b *testing.B) {
 				row.Base = f.loop(b, bpf.XDPProgs.Drop, size)
 			}
 			if prog == bpf.XDPProgs.Add64 {
-				row.Report = f.calibrate
+				row.Check = f.calibrate
 			}
 			rows = append(rows, row)
 		}

@@ -152,6 +152,11 @@ type Row struct {
 	// words only when Result.Repeated is false. A Start row's figures are
 	// all its own, given once.
 	Report func(b *testing.B, r Result) []Figure
+	// Check, when set, checks the row's Result for what only the row
+	// knows (the instruction-count calibration: bench/xdp_test.go), once,
+	// after its figures are reported: its error skips or fails the row's
+	// sub-benchmark by the skip rule.
+	Check func(r Result) error
 }
 
 // Job is what a Start row hands the engine: its streams (the one the row

@@ -1,6 +1,7 @@
 package measure_test
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"testing"
@@ -16,8 +17,9 @@ import (
 // TestFamilyInterleavesRows measures two rows, each a loop of its own load
 // of drop against a baseline, as one family: the rows' measurements must
 // come in visits between each other's, not in one stretch each, every
-// loop's program must have run, and each row's Report must run with its
-// figures.
+// loop's program must have run, each row's Report must run with its
+// figures, and each row's Check once, a Check's error failing its row
+// alone.
 func TestFamilyInterleavesRows(t *testing.T) {
 	f := flag.Lookup("test.benchtime")
 	old := f.Value.String()
@@ -38,15 +40,24 @@ func TestFamilyInterleavesRows(t *testing.T) {
 			return hold()
 		}}
 	}
-	reported := make([]int, 2)
+	reported, checked := make([]int, 2), make([]int, 2)
+	subs := make([]*testing.B, 2) // each row's sub-benchmark
 	var rows []measure.Row
 	for i := range reported {
 		rows = append(rows, measure.Row{
 			Name: fmt.Sprintf("row=%d", i), Variant: loop(i, loads[2*i]), Base: loop(i, loads[2*i+1]),
 			Report: func(b *testing.B, r measure.Result) []measure.Figure {
 				reported[i]++
+				subs[i] = b
 				if !r.HaveDelta || r.Calls == 0 || !(r.Ns > 0) {
 					b.Errorf("row %d: %d rounds, ns/op %v, delta %v", i, r.Calls, r.Ns, r.HaveDelta)
+				}
+				return nil
+			},
+			Check: func(r measure.Result) error {
+				checked[i]++
+				if i == 1 {
+					return errors.New("row 1 is wrong on purpose")
 				}
 				return nil
 			},
@@ -70,6 +81,12 @@ func TestFamilyInterleavesRows(t *testing.T) {
 		if n == 0 {
 			t.Errorf("row %d was never reported", i)
 		}
+		if checked[i] != 1 {
+			t.Errorf("row %d was checked %d times, want once", i, checked[i])
+		}
+	}
+	if subs[0] == nil || subs[1] == nil || subs[0].Failed() || !subs[1].Failed() {
+		t.Errorf("a Check's error did not fail its row alone (row 0 failed: %v, row 1 failed: %v)", subs[0] != nil && subs[0].Failed(), subs[1] != nil && subs[1].Failed())
 	}
 	stretches := 0
 	for j := range seq {

@@ -60,7 +60,7 @@ type Figure struct {
 
 // report is the one reporter of a row: the engine's figures, the row's
 // own (Row.Report, which may also say things in words), contended-frac,
-// and steal-frac where a tick passed. A row reported again
+// and steal-frac where a tick passed; then the row's Check. A row reported again
 // (Result.Repeated) says nothing in words again.
 func report(b *testing.B, o BenchOptions, row Row, r Result, engine []Figure) {
 	b.Helper()
@@ -82,6 +82,9 @@ func report(b *testing.B, o BenchOptions, row Row, r Result, engine []Figure) {
 	}
 	if !math.IsNaN(r.Steal) {
 		o.diag(b, r.Steal, "steal-frac")
+	}
+	if row.Check != nil && !r.Repeated {
+		o.Record.Require(b, row.Check(r), "check the row")
 	}
 }
 
