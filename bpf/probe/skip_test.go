@@ -3,46 +3,27 @@ package probe
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
 )
 
-func TestRequire(t *testing.T) {
+// TestSkipReason: a missing feature and a host refusal skip, saying which,
+// and every other error fails.
+func TestSkipReason(t *testing.T) {
 	for _, tc := range []struct {
-		err                error
-		wantSkip, wantFail bool
+		err  error
+		want string // in the reason; "" for no skip
 	}{
-		{nil, false, false},
-		{fmt.Errorf("load: %w", ebpf.ErrNotSupported), true, false},
-		{errors.New("permission denied"), false, true},
-		{fmt.Errorf("run: %w", ErrRefused), true, false},
+		{nil, ""},
+		{fmt.Errorf("load: %w", ebpf.ErrNotSupported), "doing: this kernel lacks the feature: load: "},
+		{errors.New("permission denied"), ""},
+		{fmt.Errorf("run: %w; it runs in a guest", ErrRefused), "doing: run: refused by this host's policy, not a missing feature; it runs in a guest"},
 	} {
-		ft := &fakeTB{TB: t}
-		func() {
-			defer func() { recover() }() // Skipf and Fatalf end the call
-			Require(ft, tc.err, "doing")
-		}()
-		if ft.skipped != tc.wantSkip || ft.failed != tc.wantFail {
-			t.Errorf("Require(%v): skipped=%v failed=%v, want %v %v", tc.err, ft.skipped, ft.failed, tc.wantSkip, tc.wantFail)
+		got := SkipReason(tc.err, "doing")
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("SkipReason(%v) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
-}
-
-// fakeTB records Skipf and Fatalf instead of ending the test.
-type fakeTB struct {
-	testing.TB
-	skipped, failed bool
-}
-
-func (f *fakeTB) Helper() {}
-
-func (f *fakeTB) Skipf(format string, args ...any) {
-	f.skipped = true
-	panic("skip")
-}
-
-func (f *fakeTB) Fatalf(format string, args ...any) {
-	f.failed = true
-	panic("fatal")
 }
