@@ -44,7 +44,8 @@ func (c Clocks) Report(b *testing.B, v float64, unit string) {
 }
 
 // DiagUnitLines are the Unit lines of the diagnostics file: none where
-// the clocks count instructions, as Diag then reports on the line.
+// the clocks count instructions, as diagnostics then go on the line
+// (BenchOptions.diag).
 func (c Clocks) DiagUnitLines() []string {
 	if c.Icount {
 		return nil

@@ -42,8 +42,9 @@ func recorded(rs ...*Rounds) *gauge.Contention {
 	return c
 }
 
-// TestUncontended: the figures come from the calls that ran slower with
-// a reference that moved, whichever reference it was; pairs stay pairs;
+// TestUncontended: the figures come from the calls the judge kept, and
+// leave out those that ran slower with a reference that moved, whichever
+// reference it was; pairs stay pairs;
 // a row with too few free calls says so and reports theirs.
 func TestUncontended(t *testing.T) {
 	r := contendedRounds(100, func(i int) bool { return i%5 < 3 }) // 60% contended

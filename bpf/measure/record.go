@@ -141,6 +141,9 @@ func (r *Record) Diagnose(name string, v float64, unit string) {
 // many were measured, the skipped ones grouped by reason, the failed and
 // the flagged ones. It prints nothing when no row ran through Run.
 func (r *Record) WriteSummary(w io.Writer) {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.rows) == 0 {
@@ -212,6 +215,9 @@ func wrapNames(names []string) []string {
 // diagnostics, in the order the rows ran, and forgets them. A row's last
 // value of a unit wins, as in testing's own lines.
 func (r *Record) WriteDiagnostics(w io.Writer) error {
+	if r == nil {
+		return nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, name := range r.order {

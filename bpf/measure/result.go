@@ -171,8 +171,14 @@ func (l Contended) Report(b *testing.B, rec *Record) {
 	}
 	l.Metric(b)
 	if !l.Uncontended {
-		b.Logf("contended: %.0f%% of %d calls ran slower with a reference that moved: the figures are of the few free ones (docs/method.md#contention)", 100*l.Frac, l.Calls)
-		rec.Flag(b.Name(), fmt.Sprintf("contended: %.0f%% of its calls, the figures are of the few free ones", 100*l.Frac))
+		// With no free call left, the figures are of every call
+		// (Rounds.Uncontended).
+		of := "the few free ones"
+		if l.Frac >= 1 {
+			of = "all of them, none ran free"
+		}
+		b.Logf("contended: %.0f%% of %d calls ran slower with a reference that moved: the figures are of %s (docs/method.md#contention)", 100*l.Frac, l.Calls, of)
+		rec.Flag(b.Name(), fmt.Sprintf("contended: %.0f%% of its calls, the figures are of %s", 100*l.Frac, of))
 	}
 }
 

@@ -244,15 +244,9 @@ func (x *runner) round() error {
 			}
 			r.Ns[s] = append(r.Ns[s], ns)
 			if sz.Cycles {
-				// The call's load is the larger of the gauges on either
-				// side of it: a contended stretch that ended before the
-				// gauge after the call, or began after the one before,
-				// still slowed it.
-				before := sz.Contention.Last()
 				g := x.reading()
 				r.CycleNs[s] = append(r.CycleNs[s], g.CycleNs)
-				r.Load[s] = append(r.Load[s], before.Max(g.Load))
-				sz.Contention.Add(g.Load)
+				r.Load[s] = append(r.Load[s], sz.Contention.Observe(g.Load))
 			}
 		}
 	}

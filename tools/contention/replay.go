@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -101,8 +100,7 @@ func (t trace) judge() gauge.Verdict {
 	var c gauge.Contention
 	calls := append([]gauge.Call(nil), t.calls...)
 	for i := range calls {
-		calls[i].Load = c.Last().Max(t.after[i])
-		c.Add(t.after[i])
+		calls[i].Load = c.Observe(t.after[i])
 	}
 	return c.Judge(calls)
 }
@@ -118,40 +116,9 @@ func (t trace) summary(v gauge.Verdict) string {
 			kept = append(kept, c.Cost)
 		}
 	}
-	q := func(xs []float64, p float64) float64 {
-		if len(xs) == 0 {
-			return math.NaN()
-		}
-		return stats.Sample{Xs: xs}.Quantile(p)
-	}
+	q := func(xs []float64, p float64) float64 { return stats.Sample{Xs: xs}.Quantile(p) }
 	return fmt.Sprintf("flagged %.3f kept-p10 %.2f kept-median %.2f flagged-p10 %.2f flagged-median %.2f",
 		float64(len(flagged))/float64(len(t.calls)), q(kept, 0.1), q(kept, 0.5), q(flagged, 0.1), q(flagged, 0.5))
-}
-
-// slowed is t with the program's cost raised by a third in every third
-// stretch of 500 calls (about a second) and nothing else changed: a
-// negative control, in which no reference moves with the program.
-func (t trace) slowed() trace {
-	s := t
-	s.calls = append([]gauge.Call(nil), t.calls...)
-	for i := range s.calls {
-		if raised(i) {
-			s.calls[i].Cost *= 4.0 / 3
-		}
-	}
-	return s
-}
-
-// raised says whether slowed raises call i.
-func raised(i int) bool { return (i/500)%3 == 1 }
-
-// raised is which calls slowed raised.
-func (t trace) raised() []bool {
-	r := make([]bool, len(t.calls))
-	for i := range r {
-		r[i] = raised(i)
-	}
-	return r
 }
 
 // fastest is the median cost of the fastest tenth of t's calls.

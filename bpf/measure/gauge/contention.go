@@ -77,14 +77,20 @@ func (c *Contention) Add(load Load) {
 	c.last = load
 }
 
-// Last is the latest load added (zero for none, or a nil Contention).
-func (c *Contention) Last() Load {
+// Observe records the gauges' reading after a call and returns the
+// call's load: the larger, per reference, of it and the reading before
+// the call (the one observed last), since a contended stretch that ended
+// before the gauge after the call, or began after the one before, still
+// slowed it. A nil Contention records nothing and returns after.
+func (c *Contention) Observe(after Load) Load {
 	if c == nil {
-		return Load{}
+		return after
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.last
+	before := c.last
+	c.mu.Unlock()
+	c.Add(after)
+	return before.Max(after)
 }
 
 // Threshold is, for each reference, the reading above which it moved in

@@ -15,8 +15,8 @@ func TestThreshold(t *testing.T) {
 	if th := none.Threshold(); th != inf {
 		t.Errorf("nil Contention: threshold %v, want +Inf", th)
 	}
-	if none.Last() != (Load{}) {
-		t.Errorf("nil Contention: last load %v, want none", none.Last())
+	if l := none.Observe(Load{1, 2}); l != (Load{1, 2}) {
+		t.Errorf("nil Contention: observed load %v, want the reading after", l)
 	}
 	c := new(Contention)
 	for range minLoads - 1 {
@@ -39,8 +39,11 @@ func TestThreshold(t *testing.T) {
 			c.Add(l)
 		}
 		c.Add(Load{}) // no gauge: not a load
-		if c.Last() != (Load{}) {
-			t.Errorf("last load %v, want the zero added last", c.Last())
+		if l := c.Observe(Load{Ports: 0.5}); l != (Load{Ports: 0.5}) {
+			t.Errorf("observed load %v after a zero reading, want the reading after alone", l)
+		}
+		if l := c.Observe(Load{Caches: 0.5}); l != (Load{0.5, 0.5}) {
+			t.Errorf("observed load %v, want the larger of the readings before and after", l)
 		}
 		th := c.Threshold()
 		if th[Caches] <= level || th[Caches] >= level*1.3 {

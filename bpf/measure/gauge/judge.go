@@ -2,6 +2,7 @@ package gauge
 
 import (
 	"math"
+	"slices"
 
 	"github.com/aclements/go-moremath/stats"
 )
@@ -177,7 +178,8 @@ func slowLimits(calls []Call, free []bool) (limit []float64, judged []bool) {
 		if len(xs) < minFree {
 			continue
 		}
-		sample := stats.Sample{Xs: xs}
+		slices.Sort(xs)
+		sample := stats.Sample{Xs: xs, Sorted: true}
 		cost, low := sample.Quantile(0.25), sample.Quantile(0.05)
 		limit[s] = cost + math.Max(slowMargin*cost, 3*(cost-low))
 		judged[s] = true

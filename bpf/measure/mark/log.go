@@ -33,7 +33,6 @@ type Log struct {
 	stream  string
 	named   map[any]bool
 	symRows map[string]bool
-	started bool
 }
 
 // New is a log written to path, nil when path is "".
@@ -77,8 +76,7 @@ func (l *Log) Next(key any, repeat uint32, t Timing) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.started {
-		l.started = true
+	if len(l.named) == 0 { // the run's first window
 		core(&l.buf)
 	}
 	if !l.symRows[l.row] {
