@@ -195,8 +195,8 @@ func (f *File) ContendedRuns() (n, all int) {
 // program's (docs/method.md#contention).
 const MaxContended = 0.9
 
-// Contended counts the runs of name whose figures came from a contended
-// core, and its runs.
+// Contended counts the runs of name that had too few free calls
+// (contended-frac above MaxContended), and its runs.
 func (f *File) Contended(name string) (n, runs int) {
 	for _, r := range f.Runs[name] {
 		if r.Contended() {

@@ -96,8 +96,8 @@ func Compare(a, b *benchfile.File, unit string, floor *Floor) (s Comparison, ok 
 	for i, r := range rows {
 		moves[i] = r.move
 	}
-	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(moves, &benchmath.DefaultThresholds), 0.95)
-	s.Rows, s.Median, s.Lo, s.Hi = len(rows), sum.Center, sum.Lo, sum.Hi
+	s.Rows = len(rows)
+	s.Median, s.Lo, s.Hi = stat.MedianCI(moves)
 	test := func(av, bv []float64) float64 {
 		c := benchmath.AssumeNothing.Compare(benchmath.NewSample(av, &benchmath.DefaultThresholds), benchmath.NewSample(bv, &benchmath.DefaultThresholds))
 		return c.P

@@ -109,10 +109,7 @@ func ReportExact(w io.Writer, a, b *benchfile.File) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "\t%9s\t%9s\t%9s\t%8s\t\n", "A", "B", "B-A", "change")
 		for _, r := range rows {
-			pct := "n/a"
-			if r.A != 0 {
-				pct = fmt.Sprintf("%+.1f%%", 100*(r.B-r.A)/math.Abs(r.A))
-			}
+			pct := Pct(r.A, r.B)
 			mark := ""
 			switch {
 			case !r.Exact && r.Spread > 0:
@@ -124,4 +121,12 @@ func ReportExact(w io.Writer, a, b *benchfile.File) {
 		}
 		tw.Flush()
 	}
+}
+
+// Pct is b's change over a in percent, "n/a" from 0.
+func Pct(a, b float64) string {
+	if a == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(b-a)/math.Abs(a))
 }

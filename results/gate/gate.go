@@ -46,7 +46,7 @@ type Options struct {
 	// more than FailNs.
 	FailPct, FailNs float64
 	// Tolerance, when >= 0, is the instructions per op a counted path may
-	// grow by; below 0 the default (ExactTolerance, InexactTolerance).
+	// grow by; below 0 the default, ExactTolerance.
 	Tolerance float64
 	// AA is the A/A pair of A's machine (none: nil files).
 	AA [2]*benchfile.File
@@ -125,7 +125,7 @@ func counted(a, b *benchfile.File, o Options, kind Kind) Result {
 		}
 		if c.B-c.A > tol {
 			r.Failures = append(r.Failures, Failure{Row: c.Name, Unit: "instrs/op", A: c.A, B: c.B, Rule: "path",
-				Why: fmt.Sprintf("path grew by %+.2f instructions per op (%s), past %s, %.2f", c.B-c.A, pct(c.A, c.B), how, tol)})
+				Why: fmt.Sprintf("path grew by %+.2f instructions per op (%s), past %s, %.2f", c.B-c.A, drift.Pct(c.A, c.B), how, tol)})
 		}
 	}
 	if inexact > 0 {
@@ -193,7 +193,7 @@ func timed(a, b *benchfile.File, o Options) Result {
 		for _, c := range cycRows {
 			if c.A > 0 && c.B/c.A-1 > o.FailPct/100 {
 				r.Failures = append(r.Failures, Failure{Row: c.Name, Unit: "cycles/op", A: c.A, B: c.B, Rule: "threshold",
-					Why: fmt.Sprintf("slower by %s, past -fail-on %g%%", pct(c.A, c.B), o.FailPct)})
+					Why: fmt.Sprintf("slower by %s, past -fail-on %g%%", drift.Pct(c.A, c.B), o.FailPct)})
 			}
 		}
 	}
@@ -206,14 +206,6 @@ func timed(a, b *benchfile.File, o Options) Result {
 		}
 	}
 	return r
-}
-
-// pct is b's change over a in percent.
-func pct(a, b float64) string {
-	if a == 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%+.1f%%", 100*(b-a)/math.Abs(a))
 }
 
 // Write prints r for a person: its notes, one line per failure, and

@@ -12,8 +12,6 @@ import (
 	"bpfbench/results/mechanism"
 	"bpfbench/results/stat"
 	"bpfbench/results/verdict"
-
-	"golang.org/x/perf/benchmath"
 )
 
 // The report's JSON (-json): one object, its kind saying which of the
@@ -210,13 +208,19 @@ func writeComparisonJSON(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.Fil
 			continue
 		}
 		ju := jsonUnit{Unit: u, Shift: jsonRange{num(s.Median), num(s.Lo), num(s.Hi)}, Rows: []jsonRow{}}
+		beyond, noise := map[string]bool{}, map[string]bool{}
+		for _, m := range s.Beyond {
+			beyond[m.Name] = true
+		}
+		for _, m := range s.Noise {
+			noise[m.Name] = true
+		}
 		for _, m := range s.Moves() {
 			av, bv := benchfile.Values(a.Runs[m.Name], u), benchfile.Values(b.Runs[m.Name], u)
 			r := jsonRow{Row: m.Name, A: summary(av), B: summary(bv), Change: num(stat.Median(bv)/stat.Median(av) - 1),
-				Move: num(m.Move), P: num(m.P), Beyond: m.P < 0.05, Floor: num(math.NaN()), Gate: "pass"}
+				Move: num(m.Move), P: num(m.P), Beyond: beyond[m.Name], BeyondNoise: noise[m.Name], Floor: num(math.NaN()), Gate: "pass"}
 			if floor != nil {
 				r.Floor = num(floor.Of(m.Name))
-				r.BeyondNoise = r.Beyond && math.Abs(m.Move) > floor.Of(m.Name)
 			}
 			if failed[m.Name+" "+u] {
 				r.Gate = "fail"
@@ -228,10 +232,10 @@ func writeComparisonJSON(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.Fil
 	return encode(w, c)
 }
 
-// summary is xs' median and benchmath's 95% interval of it.
+// summary is xs' median and its 95% interval (stat.MedianCI).
 func summary(xs []float64) jsonRange {
-	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(xs, &benchmath.DefaultThresholds), 0.95)
-	return jsonRange{num(s.Center), num(s.Lo), num(s.Hi)}
+	m, lo, hi := stat.MedianCI(xs)
+	return jsonRange{num(m), num(lo), num(hi)}
 }
 
 type gateJSON struct {

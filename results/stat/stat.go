@@ -52,6 +52,13 @@ func (e Estimate) Finite() bool { return !math.IsInf(e.Lo, 0) && !math.IsInf(e.H
 // interval benchstat uses exists at 95% (it needs 6).
 const minRuns = 6
 
+// MedianCI is xs' median and its 95% distribution-free interval from
+// order statistics, as benchstat prints them (benchmath.AssumeNothing).
+func MedianCI(xs []float64) (median, lo, hi float64) {
+	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(xs, &benchmath.DefaultThresholds), confidence)
+	return s.Center, s.Lo, s.Hi
+}
+
 // Summarize estimates a quantity from its values in repeated runs (one per
 // -count). With 6 or more runs: the median and its distribution-free
 // interval from order statistics, exactly what benchstat prints (runs on
@@ -63,8 +70,8 @@ func Summarize(xs, within []float64) Estimate {
 	xs = slices.Clone(xs)
 	switch n := len(xs); {
 	case n >= minRuns:
-		s := benchmath.AssumeNothing.Summary(benchmath.NewSample(xs, &benchmath.DefaultThresholds), confidence)
-		return Estimate{s.Center, s.Lo, s.Hi, fmt.Sprintf("median of %d runs; %.0f%% CI from order statistics across the runs, as benchstat", n, 100*s.Confidence), ""}
+		m, lo, hi := MedianCI(xs)
+		return Estimate{m, lo, hi, fmt.Sprintf("median of %d runs; %.0f%% CI from order statistics across the runs, as benchstat", n, 100*confidence), ""}
 	case n >= 2:
 		m, lo, hi := stats.MeanCI(xs, confidence)
 		if lo > hi || math.IsNaN(lo) { // all runs equal: no spread

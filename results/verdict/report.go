@@ -56,7 +56,7 @@ func Report(w io.Writer, files []*benchfile.File) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "claim\tpublished\tmeasured here\tverdict\n")
 	for _, o := range outcomes {
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", o.ID(), tags(files, o.Files, o.Verdict.judged()), published(o), measured(o), verdict(o))
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", o.ID(), tags(files, o.Files, o.Verdict.Judged()), published(o), measured(o), verdict(o))
 	}
 	tw.Flush()
 
@@ -64,7 +64,7 @@ func Report(w io.Writer, files []*benchfile.File) {
 	for _, o := range outcomes {
 		c := o.Claim
 		p := c.Published
-		fmt.Fprintf(w, "\n%s%s  %s\n", o.ID(), tags(files, o.Files, o.Verdict.judged()), c.Text)
+		fmt.Fprintf(w, "\n%s%s  %s\n", o.ID(), tags(files, o.Files, o.Verdict.Judged()), c.Text)
 		m := c.Measure
 		switch {
 		case c.Info != nil:
@@ -89,7 +89,7 @@ func Report(w io.Writer, files []*benchfile.File) {
 			}
 			fmt.Fprintln(w)
 		}
-		if o.Verdict.judged() {
+		if o.Verdict.Judged() {
 			e := o.Estimate
 			unit := p.Unit
 			if o.Shape {
@@ -144,7 +144,7 @@ func shapeClaim(c claims.Change) string {
 
 // measured is the table's measured column of an outcome.
 func measured(o Outcome) string {
-	if !o.Verdict.judged() {
+	if !o.Verdict.Judged() {
 		return "-"
 	}
 	e := o.Estimate
@@ -158,7 +158,7 @@ func measured(o Outcome) string {
 // verdict is the verdict with what it must say with it: that it rests
 // on one run, or on few.
 func verdict(o Outcome) string {
-	if o.Verdict.judged() && o.Estimate.Caveat != "" {
+	if o.Verdict.Judged() && o.Estimate.Caveat != "" {
 		return o.Verdict.String() + " (" + o.Estimate.Caveat + ")"
 	}
 	return o.Verdict.String()

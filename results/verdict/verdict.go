@@ -70,13 +70,9 @@ var verdictNames = [...]string{
 // String is the verdict as the report prints it.
 func (v Verdict) String() string { return verdictNames[v] }
 
-// judged reports whether v judges a measurement (the outcome has an
-// estimate).
-func (v Verdict) judged() bool { return v <= ShapeUnclear }
-
 // Judged reports whether v judges a measurement: the outcome has an
 // estimate.
-func (v Verdict) Judged() bool { return v.judged() }
+func (v Verdict) Judged() bool { return v <= ShapeUnclear }
 
 // A rule gives its verdict when its test holds of the measured interval
 // [e.Lo, e.Hi] and the range [lo, hi] the claim allows; the first rule

@@ -93,7 +93,7 @@ func TestRulesInOnePlace(t *testing.T) {
 		}
 	}
 	for v := Verdict(0); v <= NoResults; v++ {
-		if v.judged() != (seen[v] == 1) || seen[v] > 1 {
+		if v.Judged() != (seen[v] == 1) || seen[v] > 1 {
 			t.Errorf("verdict %v: %d rules", v, seen[v])
 		}
 	}
@@ -123,7 +123,7 @@ func verdicts(files []*benchfile.File) (map[string]Verdict, map[string]string) {
 	v, why := map[string]Verdict{}, map[string]string{}
 	for i := range claims.All {
 		for _, o := range Evaluate(&claims.All[i], files) {
-			id := o.ID() + tags(files, o.Files, o.Verdict.judged())
+			id := o.ID() + tags(files, o.Files, o.Verdict.Judged())
 			v[id], why[id] = o.Verdict, o.Reason
 		}
 	}
@@ -335,7 +335,7 @@ func TestCommittedResultsJudged(t *testing.T) {
 				}
 			}
 			o := Evaluate(c, []*benchfile.File{f})[0]
-			if !o.Verdict.judged() {
+			if !o.Verdict.Judged() {
 				t.Errorf("claim %s on %s: %v (%s), want a verdict", id, f.Stem(), o.Verdict, o.Reason)
 			}
 			if (f == single) != (o.Estimate.Caveat == stat.CaveatOneRun) {
@@ -349,7 +349,7 @@ func TestCommittedResultsJudged(t *testing.T) {
 		}
 		for i := range claims.All {
 			for _, o := range Evaluate(&claims.All[i], []*benchfile.File{f}) {
-				if o.Verdict.judged() {
+				if o.Verdict.Judged() {
 					t.Errorf("claim %s judged from the emulated %s: %v", o.ID(), f.Stem(), o.Verdict)
 				}
 			}
