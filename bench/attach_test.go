@@ -13,7 +13,6 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/iface"
 	"bpfbench/bpf/measure"
-	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 
 	"golang.org/x/perf/benchfmt"
@@ -184,7 +183,6 @@ func BenchmarkAttach(b *testing.B) {
 		benchAttachIface(b)
 		return
 	}
-	record.Require(b, probe.HaveLiveFrames(), "traffic generator")
 	t, err := rig.NewTraffic(2)
 	must(b, "traffic rig", t, err)
 	o := benchOptions()

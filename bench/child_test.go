@@ -78,15 +78,9 @@ func namespacesOf(t *testing.T, pid int) []string {
 func requireGone(t *testing.T, names ...string) {
 	t.Helper()
 	for _, n := range names {
-		var held []string
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			var err error
-			if held, err = snapshot.NetnsHolders(n); err != nil {
-				t.Fatal(err)
-			}
-			if len(held) == 0 {
-				break
-			}
+		held, err := snapshot.NetnsGone(n, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
 		}
 		if len(held) > 0 {
 			t.Errorf("namespace %s is still held: %v", n, held)

@@ -167,7 +167,9 @@ func setCPUMap(tb testing.TB, m *ebpf.Map, cpu int, prog *ebpf.Program) func() (
 	// first 15 bytes before).
 	comm := fmt.Sprintf("cpumap/%d/map:%d", cpu, id)
 	var pid int
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	// The kernel starts the kthread when the entry is added; a loaded
+	// machine may take seconds to run it.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		pids := findKthreads(comm, comm[:min(len(comm), 15)])
 		if len(pids) == 1 {
 			pid = pids[0]

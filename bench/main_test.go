@@ -145,7 +145,7 @@ func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
-func run(m *testing.M) int {
+func run(m *testing.M) (code int) {
 	if !host.Privileged() {
 		fmt.Fprintln(os.Stderr, "bpfbench:", host.ErrNotRoot)
 		return m.Run()
@@ -158,7 +158,12 @@ func run(m *testing.M) int {
 	suiteLock = lock
 	defer func() { suiteLock.Release() }()
 	journal.RestoreOnSignal()
-	defer journal.RestoreAll()
+	defer func() {
+		if err := journal.RestoreAll(); err != nil {
+			fmt.Fprintln(os.Stderr, "bpfbench: restore host state (the next run repairs what is left):", err)
+			code = 1
+		}
+	}()
 
 	repaired, err := journal.Repair()
 	for _, line := range repaired {
@@ -184,7 +189,7 @@ func run(m *testing.M) int {
 			}
 		}
 	}
-	code := m.Run()
+	code = m.Run()
 	if benchmarking() {
 		// After the results, in lines benchfmt passes over: what was
 		// measured, what was skipped and why, what to read with care.

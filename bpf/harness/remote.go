@@ -4,14 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
-	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
 )
@@ -46,7 +44,6 @@ func NewRemote(b *testing.B, o measure.BenchOptions, needs string) *Remote {
 		}
 		o.Record.Skipf(b, "%s needs two CPUs: %s runs on the one the generator does not use%s", b.Name(), needs, why)
 	}
-	o.Record.Require(b, probe.HaveLiveFrames(), "traffic generator")
 	t, err := rig.NewTraffic(2)
 	o.Record.Require(b, err, "traffic rig")
 	b.Cleanup(func() {
@@ -147,22 +144,28 @@ func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 // and returns its error.
 func ServeOn(cpu int, what string, tid *atomic.Int32, serve func(stop *atomic.Bool) error) (stop func() error, err error) {
 	var halt atomic.Bool
-	var wg sync.WaitGroup
 	var serveErr error
-	wg.Add(1)
+	done := make(chan struct{})
 	go func() {
-		defer wg.Done()
+		defer close(done)
 		serveErr = sched.Pinned(cpu, func() error { return serve(&halt) })
 	}()
 	stop = func() error {
 		halt.Store(true)
-		wg.Wait()
+		<-done
 		if serveErr != nil {
 			return fmt.Errorf("%s on CPU %d: %w", what, cpu, serveErr)
 		}
 		return nil
 	}
-	for deadline := time.Now().Add(time.Second); tid.Load() == 0; time.Sleep(100 * time.Microsecond) {
+	// The thread starts once the remote CPU runs it, which a loaded CPU
+	// may delay by seconds; a serve that failed ends the wait at once.
+	for deadline := time.Now().Add(30 * time.Second); tid.Load() == 0; time.Sleep(100 * time.Microsecond) {
+		select {
+		case <-done:
+			return nil, errors.Join(fmt.Errorf("%s ended before it started on CPU %d", what, cpu), stop())
+		default:
+		}
 		if time.Now().After(deadline) {
 			return nil, errors.Join(fmt.Errorf("%s did not start on CPU %d", what, cpu), stop())
 		}

@@ -168,7 +168,7 @@ func (ns *Netns) loUp() error {
 func (ns *Netns) Path() string {
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
-	return fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), ns.fd)
+	return fmt.Sprintf("/proc/%d/fd/%d", selfPID, ns.fd)
 }
 
 // Close releases the namespace now rather than at cleanup: its

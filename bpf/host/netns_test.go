@@ -29,16 +29,16 @@ func hsHolders(tb testing.TB, name string) []string {
 }
 
 // hsGone fails tb unless nothing holds the namespace of that name any
-// more, waiting a little for a process that exited to be reaped.
+// more, waiting for a process that exited to be reaped.
 func hsGone(tb testing.TB, name string) {
 	tb.Helper()
-	var held []string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if held = hsHolders(tb, name); len(held) == 0 {
-			return
-		}
+	held, err := snapshot.NetnsGone(name, 30*time.Second)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	tb.Errorf("namespace %s is still held: %v", name, held)
+	if len(held) > 0 {
+		tb.Errorf("namespace %s is still held: %v", name, held)
+	}
 }
 
 // hsThreadNetns is the inode of the calling thread's network namespace.

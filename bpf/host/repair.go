@@ -37,9 +37,7 @@ func (j *Journal) Repair() ([]string, error) {
 
 	rp := &repair{
 		boot:     proc.BootID(),
-		live:     map[int]*journalFile{},
 		liveKeys: map[string]int{},
-		deadWhy:  map[int]string{},
 	}
 	for _, path := range j.keys {
 		rp.liveKeys[path] = selfPID
@@ -60,9 +58,7 @@ func (j *Journal) Repair() ([]string, error) {
 type repair struct {
 	boot     string
 	dead     []*deadRun
-	live     map[int]*journalFile // pid: journal of a live run
-	liveKeys map[string]int       // sysctl path: live pid that changed it
-	deadWhy  map[int]string       // pid: why its run is dead
+	liveKeys map[string]int // sysctl path: live pid that changed it
 	lines    []string
 	errs     []error
 }
@@ -114,17 +110,14 @@ func (rp *repair) readJournals() (int, error) {
 				rp.errs = append(rp.errs, err)
 				continue
 			}
-			rp.deadWhy[pid] = fmt.Sprintf("run pid %d of an earlier boot", pid)
 			rp.lines = append(rp.lines, fmt.Sprintf("discarded journal of run pid %d from an earlier boot (the reboot reset its sysctls)", pid))
 			continue
 		}
 		if alive, why := proc.Alive(pid, j.StartTime); alive {
-			rp.live[pid] = j
 			for _, r := range j.Sysctls {
 				rp.liveKeys[r.Path] = pid
 			}
 		} else {
-			rp.deadWhy[pid] = why
 			rp.dead = append(rp.dead, &deadRun{path: path, j: j, why: why})
 		}
 	}

@@ -60,10 +60,11 @@ func hsLock(tb testing.TB) *os.File {
 	return testLock.File()
 }
 
-// hsSnapshot takes the lock, repairs what dead runs left, and records the
-// watched sysctls; at the end of the test (it registers the first cleanup,
-// which runs last) they must be as they were, and no journal of this
-// process may be left with nothing outstanding.
+// hsSnapshot checks that the tests hold the lock, repairs what dead runs
+// left, and records the watched sysctls; at the end of the test (it
+// registers the first cleanup, which runs last) they must be as they
+// were, and no journal of this process may be left with nothing
+// outstanding.
 func hsSnapshot(tb testing.TB) {
 	tb.Helper()
 	hsLock(tb)

@@ -121,17 +121,21 @@ func NewMeter(ifc Device, rxCount *ebpf.Map, w io.Writer) (*Meter, error) {
 	return m, nil
 }
 
+// read takes a reading. Its time is the frame counts' (the window's rate
+// is theirs), taken before the device's drop counter, whose netlink query
+// enters the device's namespace.
 func (m *Meter) read() (reading, error) {
 	rx, err := bpf.ReadQueues(m.rx, m.ifc.Queues)
 	if err != nil {
 		return reading{}, err
 	}
+	at := time.Now()
 	ticks, err := sched.ReadCPUTicks()
 	if err != nil {
 		return reading{}, err
 	}
 	missed, err := m.ifc.missed()
-	return reading{rx: rx, ticks: ticks, missed: missed, at: time.Now()}, err
+	return reading{rx: rx, ticks: ticks, missed: missed, at: at}, err
 }
 
 // Next waits d and returns what the device saw since the last window

@@ -3,8 +3,10 @@ package sched
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -42,20 +44,9 @@ func CurrentCPU() (int, error) {
 // section, by CPU. It scans /proc once.
 func KsoftirqdClocks() (map[int]int32, error) {
 	clocks := map[int]int32{}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range ents {
-		var pid, cpu int
-		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if err != nil {
-			continue
-		}
-		if _, err := fmt.Sscanf(strings.TrimSpace(string(b)), "ksoftirqd/%d", &cpu); err == nil {
+	for pid, comm := range processes() {
+		var cpu int
+		if _, err := fmt.Sscanf(comm, "ksoftirqd/%d", &cpu); err == nil {
 			clocks[cpu] = ProcessClock(pid)
 		}
 	}
@@ -88,18 +79,29 @@ func ProcessClock(pid int) int32 { return int32(^uint32(pid)<<3 | 2) }
 func ThreadClock(tid int) int32 { return int32(^uint32(tid)<<3 | 6) }
 
 func findKthread(comm string) int {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		var pid int
-		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if err == nil && strings.TrimSpace(string(b)) == comm {
+	for pid, c := range processes() {
+		if c == comm {
 			return pid
 		}
 	}
 	return 0
+}
+
+// processes yields every process in /proc with its comm.
+func processes() iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+			if err == nil && !yield(pid, strings.TrimSpace(string(b))) {
+				return
+			}
+		}
+	}
 }
 
 // ClockNs reads a CPU-time clock (ThreadClock, ProcessClock, KsoftirqdClocks).

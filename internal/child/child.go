@@ -120,6 +120,9 @@ func Command(o Options) *exec.Cmd {
 	}
 	cmd.Dir = o.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.Cred, Pdeathsig: syscall.SIGKILL}
+	// Once the child has exited, a process it started that still holds
+	// its output does not hold up Wait, nor Kill, for more than this.
+	cmd.WaitDelay = 10 * time.Second
 	return cmd
 }
 
@@ -205,9 +208,12 @@ func (p *Proc) writeStdout(b []byte) (int, error) {
 	}
 }
 
-func (p *Proc) isReady() bool {
+func (p *Proc) isReady() bool { return closed(p.ready) }
+
+// closed says c is closed, without waiting.
+func closed(c <-chan struct{}) bool {
 	select {
-	case <-p.ready:
+	case <-c:
 		return true
 	default:
 		return false
@@ -250,14 +256,7 @@ func (p *Proc) Wait(t testing.TB, timeout time.Duration) int {
 }
 
 // Running says the child has not exited yet.
-func (p *Proc) Running() bool {
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
+func (p *Proc) Running() bool { return !closed(p.done) }
 
 // Err is the error of the child's exit (nil for status 0), or nil while it
 // runs.

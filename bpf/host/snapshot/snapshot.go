@@ -93,9 +93,9 @@ func countLinks() (int, error) {
 	return 0, fmt.Errorf("count BPF links: %w", err)
 }
 
-// settleQuiet is how long the state must stay the same to be settled.
-// Two snapshots 50 ms apart agreed while a busy machine still had 119
-// programs of an earlier test's child waiting to be freed.
+// settleQuiet is how long the state must stay the same to be settled:
+// on a busy machine two snapshots close together can agree while many
+// programs of an earlier test's child still wait to be freed.
 const settleQuiet = 500 * time.Millisecond
 
 // Settled takes snapshots until the state has stayed the same for
@@ -220,4 +220,16 @@ func NetnsHolders(name string) ([]string, error) {
 		}
 	}
 	return held, nil
+}
+
+// NetnsGone waits up to wait for nothing to hold the namespace name
+// (NetnsHolders), as a process that exited is reaped, and returns what
+// still holds it then: none when it is gone.
+func NetnsGone(name string, wait time.Duration) ([]string, error) {
+	for deadline := time.Now().Add(wait); ; time.Sleep(20 * time.Millisecond) {
+		held, err := NetnsHolders(name)
+		if err != nil || len(held) == 0 || time.Now().After(deadline) {
+			return held, err
+		}
+	}
 }
