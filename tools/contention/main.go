@@ -12,6 +12,11 @@
 //
 //	go run ./tools/contention [-duration 60s] [-load spread|memory] [-csv calls.csv]
 //
+// With -loadonly it measures nothing and is the neighbour alone, on the
+// CPU after -cpu, -on and -off at a time, for another run beside it:
+//
+//	go run ./tools/contention -loadonly -load memory -on 20s -off 40s -duration 30m
+//
 // With -replay it measures nothing: it runs the suite's judge over a
 // recorded trace (the -csv file, gzipped or not) and prints one line, the
 // share of calls flagged and the kept and flagged calls' cycles per run:
@@ -45,9 +50,18 @@ func main() {
 	callTime := flag.Duration("calltime", 2*time.Millisecond, "length of one test_run call")
 	load := flag.String("load", "", "contend from another CPU: spread (issue slots and ports) or memory (caches); empty: none")
 	period := flag.Duration("period", 2*time.Second, "with -load: length of each on and off period")
+	onTime := flag.Duration("on", 0, "with -load: length of each on period (default -period)")
+	offTime := flag.Duration("off", 0, "with -load: length of each off period (default -period)")
+	loadOnly := flag.Bool("loadonly", false, "with -load: be the neighbour for -duration and measure nothing (a neighbour for another run)")
 	csv := flag.String("csv", "", "write every call's figures to this `file`")
 	replay := flag.String("replay", "", "judge the calls recorded in this `file` (a -csv file), measure nothing")
 	flag.Parse()
+	if *onTime == 0 {
+		*onTime = *period
+	}
+	if *offTime == 0 {
+		*offTime = *period
+	}
 	if *replay != "" {
 		t, err := readTrace(*replay)
 		if err != nil {
@@ -57,7 +71,18 @@ func main() {
 		fmt.Println(t.summary(t.judge()))
 		return
 	}
-	if err := run(*cpu, *duration, *callTime, *load, *period, *csv); err != nil {
+	if *loadOnly {
+		if *load == "" {
+			fmt.Fprintln(os.Stderr, "contention: -loadonly needs -load")
+			os.Exit(2)
+		}
+		if err := neighbour(*cpu, *load, *onTime, *offTime, *duration); err != nil {
+			fmt.Fprintln(os.Stderr, "contention:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(*cpu, *duration, *callTime, *load, [2]time.Duration{*onTime, *offTime}, *csv); err != nil {
 		fmt.Fprintln(os.Stderr, "contention:", err)
 		os.Exit(1)
 	}
@@ -67,14 +92,19 @@ func main() {
 type call struct {
 	on           bool    // the load was on
 	xdpNs, cycle float64 // ns per run, cycle length
-	refs         [3]float64
+	load         gauge.Load
 }
 
-var refNames = [3]string{"spread loop (Load[Ports])", "pointer chase 64 KiB (Load[Caches])", "pointer chase 8 MiB"}
+// refNames is what the report calls each reference.
+var refNames = [gauge.Refs]string{
+	gauge.Ports:  "spread loop (Load[Ports])",
+	gauge.Caches: "pointer chase 64 KiB (Load[Caches])",
+	gauge.Memory: "pointer chase 8 MiB (Load[Memory])",
+}
 
-func run(cpu int, duration, callTime time.Duration, load string, period time.Duration, csvPath string) error {
-	if load != "" && load != "spread" && load != "memory" {
-		return fmt.Errorf("-load %q: want spread or memory", load)
+func run(cpu int, duration, callTime time.Duration, load string, period [2]time.Duration, csvPath string) error {
+	if err := checkLoad(load); err != nil {
+		return err
 	}
 	// A SCHED_CLS drop: its test_run loop runs the program directly, where
 	// an XDP program's outside the dispatcher rebuilds the dispatcher in
@@ -88,8 +118,6 @@ func run(cpu int, duration, callTime time.Duration, load string, period time.Dur
 	if err != nil {
 		return err
 	}
-	big := gauge.NewChase(8<<20, 2)
-
 	var on atomic.Bool
 	stop := make(chan struct{})
 	defer close(stop)
@@ -112,9 +140,7 @@ func run(cpu int, duration, callTime time.Duration, load string, period time.Dur
 			took := sched.ThreadCPU() - t
 			c := call{on: on.Load(), xdpNs: float64(took) / float64(repeat)}
 			g := gauge.Read()
-			chain := g.CycleNs * 24000 // the chain's 24,000 cycles, in ns
-			c.cycle, c.refs[0], c.refs[1] = g.CycleNs, g.Load[gauge.Ports], g.Load[gauge.Caches]
-			c.refs[2] = big.Time() / chain
+			c.cycle, c.load = g.CycleNs, g.Load
 			if g.CycleNs > 0 {
 				calls = append(calls, c)
 			}
@@ -134,8 +160,35 @@ func run(cpu int, duration, callTime time.Duration, load string, period time.Dur
 	return nil
 }
 
-// contend runs the load on cpu in periods on and off until stop.
-func contend(cpu int, load string, on *atomic.Bool, period time.Duration, stop chan struct{}) {
+// checkLoad says whether load names a load contend can make.
+func checkLoad(load string) error {
+	if load != "" && load != "spread" && load != "memory" {
+		return fmt.Errorf("-load %q: want spread or memory", load)
+	}
+	return nil
+}
+
+// neighbour is the load alone, on the CPU after cpu, for duration: period
+// on and off, starting on, as a neighbour of a run measuring meanwhile.
+func neighbour(cpu int, load string, on, off, duration time.Duration) error {
+	if err := checkLoad(load); err != nil {
+		return err
+	}
+	other := (cpu + 1) % runtime.NumCPU()
+	if other == cpu {
+		return errors.New("-load needs a second CPU")
+	}
+	var state atomic.Bool
+	stop := make(chan struct{})
+	time.AfterFunc(duration, func() { close(stop) })
+	fmt.Printf("%s load on CPU %d: %v on, %v off, for %v\n", load, other, on, off, duration)
+	contend(other, load, &state, [2]time.Duration{on, off}, stop)
+	return nil
+}
+
+// contend runs the load on cpu in periods on (period[0]) and off
+// (period[1]) until stop.
+func contend(cpu int, load string, on *atomic.Bool, period [2]time.Duration, stop chan struct{}) {
 	buf := make([]uint64, 64<<20/8)
 	sched.Pinned(cpu, func() error {
 		for {
@@ -145,7 +198,11 @@ func contend(cpu int, load string, on *atomic.Bool, period time.Duration, stop c
 			default:
 			}
 			on.Store(!on.Load())
-			end := time.Now().Add(period)
+			length := period[1]
+			if on.Load() {
+				length = period[0]
+			}
+			end := time.Now().Add(length)
 			for time.Now().Before(end) {
 				if !on.Load() {
 					time.Sleep(10 * time.Millisecond)
@@ -175,9 +232,13 @@ func writeCSV(path string, calls []call) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(f, "on,xdp_ns,cycle_ns,spread,chase64k,chase8m")
+	fmt.Fprintf(f, "on,xdp_ns,cycle_ns,%s\n", strings.Join(gauge.RefNames[:], ","))
 	for _, c := range calls {
-		fmt.Fprintf(f, "%v,%.4f,%.5f,%.4f,%.4f,%.4f\n", c.on, c.xdpNs, c.cycle, c.refs[0], c.refs[1], c.refs[2])
+		fmt.Fprintf(f, "%v,%.4f,%.5f", c.on, c.xdpNs, c.cycle)
+		for _, v := range c.load {
+			fmt.Fprintf(f, ",%.4f", v)
+		}
+		fmt.Fprintln(f)
 	}
 	return f.Close()
 }
@@ -215,7 +276,7 @@ func report(calls []call, loaded bool) {
 	for r, name := range refNames {
 		xs := make([]float64, len(calls))
 		for i, c := range calls {
-			xs[i] = c.refs[r]
+			xs[i] = c.load[r]
 		}
 		fmt.Printf("%-36s correlation %+.2f; median %.3f\n", name, pearson(xs, cyc), stats.Sample{Xs: xs}.Quantile(0.5))
 	}
@@ -227,11 +288,10 @@ func report(calls []call, loaded bool) {
 
 // says names the references with a say in v.
 func says(v gauge.Verdict) string {
-	name := [...]string{gauge.Ports: refNames[0], gauge.Caches: refNames[1]}
 	var s []string
 	for k, ok := range v.Say {
 		if ok {
-			s = append(s, name[k])
+			s = append(s, refNames[k])
 		}
 	}
 	if len(s) == 0 {
@@ -244,7 +304,7 @@ func says(v gauge.Verdict) string {
 func toTrace(calls []call) trace {
 	var t trace
 	for _, c := range calls {
-		t.add(c.on, c.xdpNs/c.cycle, c.refs[0], c.refs[1])
+		t.add(c.on, c.xdpNs/c.cycle, c.load)
 	}
 	return t
 }

@@ -16,11 +16,11 @@ import (
 type Contention struct {
 	mu sync.Mutex
 	// loads[k] is every reading of reference k.
-	loads [refs][]float64
+	loads [Refs][]float64
 	// last is the latest load added.
 	last Load
 	// sorted caches the quantiles of loads while none was added.
-	sorted [refs][]float64
+	sorted [Refs][]float64
 	// run is what the rows judged so far showed of each reference
 	// (Keep).
 	run evidence
@@ -56,6 +56,15 @@ func (c *Contention) Keep(v Verdict) {
 // a reference moved: a multiple of the loads' own spread when that is
 // wider.
 const contentionMargin = 0.02
+
+// memoryMargin and memorySpreadTo are contentionMargin and the quantile
+// the spread is taken to for the memory chase: its readings spread
+// wider on a core the thread has to itself, since the cache it reaches
+// is the socket's, which every tenant shares.
+const (
+	memoryMargin   = 0.05
+	memorySpreadTo = 0.25
+)
 
 // minLoads is the fewest readings of a reference Threshold judges from.
 const minLoads = 50
@@ -96,7 +105,8 @@ func (c *Contention) Observe(after Load) Load {
 // Threshold is, for each reference, the reading above which it moved in
 // a call: the run's 2nd percentile of that reference's readings (a
 // core the thread had to itself), plus contentionMargin of it or four
-// times the spread from there to the 10th percentile, whichever is more:
+// times the spread from there to the 10th percentile, whichever is more
+// (for the memory chase memoryMargin, and the spread to the 25th):
 // about one standard deviation of the uncontended readings above their
 // mean, as long as a tenth of the run's calls were uncontended. Low, since
 // a move alone flags nothing: it need only catch the moves that come
@@ -124,7 +134,11 @@ func (c *Contention) Threshold() Load {
 		s := c.sorted[k]
 		q := func(p float64) float64 { return s[int(p*float64(len(s)-1))] }
 		low := q(0.02)
-		th[k] = low + math.Max(contentionMargin*low, 4*(q(0.10)-low))
+		margin, spreadTo := contentionMargin, 0.10
+		if k == Memory {
+			margin, spreadTo = memoryMargin, memorySpreadTo
+		}
+		th[k] = low + math.Max(margin*low, 4*(q(spreadTo)-low))
 	}
 	return th
 }

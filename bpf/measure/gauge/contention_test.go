@@ -10,7 +10,7 @@ import (
 // level; it marks nothing moved before there are readings enough to judge
 // from, nor with no record at all.
 func TestThreshold(t *testing.T) {
-	inf := Load{math.Inf(1), math.Inf(1)}
+	inf := Load{math.Inf(1), math.Inf(1), math.Inf(1)}
 	var none *Contention
 	if th := none.Threshold(); th != inf {
 		t.Errorf("nil Contention: threshold %v, want +Inf", th)

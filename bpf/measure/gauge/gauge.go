@@ -3,6 +3,7 @@ package gauge
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"bpfbench/bpf/sched"
 )
@@ -38,22 +39,30 @@ const spreadCycles = 4
 
 // A Load is what a call's references read: each one's time over that of
 // the chain of as many nominal cycles, constant on a core the thread has
-// to itself and higher while a neighbour on the host core takes what that
-// reference runs on. The clock rate cancels in each ratio. Two resources
-// are shared, so there are two references (docs/method.md#contention):
-// Load[Caches], a pointer chase over 64 KiB, slows when a neighbour fills
-// the caches; Load[Ports], a loop of independent multiplications and
-// additions, when a sibling hyperthread takes the execution ports. A BPF
-// program's path feels both; a chain of dependent multiplications feels
-// neither. A zero reading is none.
-type Load [refs]float64
+// to itself and higher while a neighbour takes what that reference runs
+// on. The clock rate cancels in each ratio. Three resources are shared,
+// so there are three references (docs/method.md#contention):
+// Load[Caches], a pointer chase over 64 KiB, slows when a neighbour on
+// the host core fills its private caches; Load[Ports], a loop of
+// independent multiplications and additions, when a sibling hyperthread
+// takes the execution ports; Load[Memory], a pointer chase over 8 MiB,
+// when a neighbour anywhere on the socket takes the shared cache and the
+// memory's bandwidth. A BPF program's path feels all three; a chain of
+// dependent multiplications feels none. A zero reading is none.
+type Load [Refs]float64
 
 // The references of a Load.
 const (
 	Caches = iota // the chase over 64 KiB
 	Ports         // the spread loop
-	refs
+	Memory        // the chase over 8 MiB
+	// Refs is how many references a Load has.
+	Refs
 )
+
+// RefNames names each reference as a trace's column does
+// (tools/contention).
+var RefNames = [Refs]string{Caches: "chase64k", Ports: "spread", Memory: "chase8m"}
 
 // Max is the larger reading of each reference in l and m.
 func (l Load) Max(m Load) Load {
@@ -85,10 +94,11 @@ func Read() Reading {
 	if !haveChain {
 		return Reading{}
 	}
-	var best [4]int64
+	var best [5]int64
 	for j := range best {
 		best[j] = math.MaxInt64
 	}
+	memory := memoryChase()
 	for range 3 {
 		for j := range 2 {
 			t := sched.ThreadCPU()
@@ -101,21 +111,23 @@ func Read() Reading {
 		t = sched.ThreadCPU()
 		mulSpread(spreadIters)
 		best[3] = min(best[3], sched.ThreadCPU()-t)
+		t = sched.ThreadCPU()
+		memory.run()
+		best[4] = min(best[4], sched.ThreadCPU()-t)
 	}
 	return reading(best)
 }
 
 // reading is the Reading of the best thread-clock times of chains of N
-// and 2N iterations, of the chase and of the spread loop. The spread loop
-// runs as many nominal cycles as the shorter chain, and its ratio, like
-// the chase's, is over the chain's cycles.
-func reading(best [4]int64) Reading {
+// and 2N iterations, of the chase, of the spread loop and of the memory
+// chase. Each reference's ratio is over the shorter chain's cycles.
+func reading(best [5]int64) Reading {
 	chain := best[1] - best[0]
 	if chain <= 0 {
 		return Reading{}
 	}
 	g := Reading{CycleNs: float64(chain) / (chainCycles * chainIters)}
-	for k, b := range [refs]int64{Caches: best[2], Ports: best[3]} {
+	for k, b := range [Refs]int64{Caches: best[2], Ports: best[3], Memory: best[4]} {
 		if b > 0 {
 			g.Load[k] = float64(b) / float64(chain)
 		}
@@ -126,7 +138,10 @@ func reading(best [4]int64) Reading {
 // A Chase is a random cyclic permutation of indexes: each step a
 // load whose address is the last load's value, so that the chase takes
 // the caches' latency for every step.
-type Chase struct{ next []uint32 }
+type Chase struct {
+	next  []uint32
+	steps int // the steps of one timed chase
+}
 
 // chaseBytes is the chase's footprint: more than a level-1 data cache,
 // well within a level-2 one, on the x86-64 cores of the last decade.
@@ -135,10 +150,27 @@ const chaseBytes = 64 << 10
 // chaseSteps is the steps of one timed chase: tens of µs.
 const chaseSteps = 4096
 
+// memoryBytes is the memory chase's footprint: more than a level-2
+// cache, so that every step goes to the cache the socket shares, or
+// beyond it; memorySteps keeps one timed chase to tens of µs there.
+const (
+	memoryBytes = 8 << 20
+	memorySteps = 1024
+)
+
 // chase is Read's chase, made once from a fixed seed.
 var chase = NewChase(chaseBytes, 1)
 
-// NewChase is a chase over size bytes, its order drawn from seed.
+// memoryChase is Read's memory chase, made on the first reading: a
+// program that never reads the gauge does not hold its 8 MiB.
+var memoryChase = sync.OnceValue(func() *Chase {
+	c := NewChase(memoryBytes, 2)
+	c.steps = memorySteps
+	return c
+})
+
+// NewChase is a chase over size bytes, its order drawn from seed, that
+// takes chaseSteps steps a timing.
 func NewChase(size int, seed uint64) *Chase {
 	n := size / 4
 	perm := rand.New(rand.NewPCG(seed, 0x63686173)).Perm(n)
@@ -146,14 +178,14 @@ func NewChase(size int, seed uint64) *Chase {
 	for i := range n {
 		next[perm[i]] = uint32(perm[(i+1)%n])
 	}
-	return &Chase{next}
+	return &Chase{next: next, steps: chaseSteps}
 }
 
-// run takes chaseSteps steps and returns where it ended (so that the
+// run takes the chase's steps and returns where it ended (so that the
 // steps are not optimised away).
 func (c *Chase) run() uint32 {
 	var p uint32
-	for range chaseSteps {
+	for range c.steps {
 		p = c.next[p]
 	}
 	return p

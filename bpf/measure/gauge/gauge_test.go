@@ -45,13 +45,13 @@ func TestCycleNs(t *testing.T) {
 // a clock that did not advance gives nothing.
 func TestReading(t *testing.T) {
 	for _, tc := range []struct {
-		best [4]int64
+		best [5]int64
 		want Reading
 	}{
-		{[4]int64{6000, 12000, 9000, 7200}, Reading{CycleNs: 0.25, Load: Load{1.5, 1.2}}},
-		{[4]int64{6000, 12000, 12000, 6000}, Reading{CycleNs: 0.25, Load: Load{2, 1}}},
-		{[4]int64{6000, 6000, 9000, 6000}, Reading{}},
-		{[4]int64{6000, 12000, 0, 0}, Reading{CycleNs: 0.25}},
+		{[5]int64{6000, 12000, 9000, 7200, 30000}, Reading{CycleNs: 0.25, Load: Load{1.5, 1.2, 5}}},
+		{[5]int64{6000, 12000, 12000, 6000, 0}, Reading{CycleNs: 0.25, Load: Load{2, 1}}},
+		{[5]int64{6000, 6000, 9000, 6000, 9000}, Reading{}},
+		{[5]int64{6000, 12000, 0, 0, 0}, Reading{CycleNs: 0.25}},
 	} {
 		if got := reading(tc.best); got != tc.want {
 			t.Errorf("reading(%v) = %+v, want %+v", tc.best, got, tc.want)

@@ -46,25 +46,25 @@ func TestJudge(t *testing.T) {
 		// contended says which calls must be flagged; every other call
 		// must be kept.
 		contended func(i int) bool
-		say       [refs]bool
+		say       [Refs]bool
 	}{
-		{"free core", func(int, *Call) {}, nil, [refs]bool{}},
+		{"free core", func(int, *Call) {}, nil, [Refs]bool{}},
 		{"ports move, the program does not", func(i int, c *Call) {
 			if i%4 != 0 {
 				c.Load[Ports] *= 1.5
 			}
-		}, nil, [refs]bool{}},
+		}, nil, [Refs]bool{}},
 		{"the program slows, no reference moves", func(i int, c *Call) {
 			if (i/100)%3 == 1 {
 				c.Cost *= 1.3
 			}
-		}, nil, [refs]bool{}},
+		}, nil, [Refs]bool{}},
 		{"a neighbour takes the caches in stretches", func(i int, c *Call) {
 			if (i/100)%3 == 1 {
 				c.Load[Caches] *= 1.2
 				c.Cost *= 1.25
 			}
-		}, func(i int) bool { return (i/100)%3 == 1 }, [refs]bool{Caches: true}},
+		}, func(i int) bool { return (i/100)%3 == 1 }, [Refs]bool{Caches: true}},
 		{"the caches move in stretches, slowing half their calls", func(i int, c *Call) {
 			if (i/100)%3 == 1 {
 				c.Load[Caches] *= 1.2
@@ -72,7 +72,7 @@ func TestJudge(t *testing.T) {
 					c.Cost *= 1.25
 				}
 			}
-		}, func(i int) bool { return (i/100)%3 == 1 && i%2 == 0 }, [refs]bool{Caches: true}},
+		}, func(i int) bool { return (i/100)%3 == 1 && i%2 == 0 }, [Refs]bool{Caches: true}},
 		{"four fifths contended, half on each reference", func(i int, c *Call) {
 			switch i % 5 {
 			case 0, 1:
@@ -82,7 +82,7 @@ func TestJudge(t *testing.T) {
 				c.Load[Ports] *= 1.2
 				c.Cost *= 1.25
 			}
-		}, func(i int) bool { return i%5 < 4 }, [refs]bool{true, true}},
+		}, func(i int) bool { return i%5 < 4 }, [Refs]bool{true, true}},
 		{"the ports move with the caches and without the program", func(i int, c *Call) {
 			if i%2 == 0 {
 				c.Load[Ports] *= 1.5
@@ -92,7 +92,7 @@ func TestJudge(t *testing.T) {
 				c.Load[Ports] *= 1.5
 				c.Cost *= 1.25
 			}
-		}, func(i int) bool { return (i/100)%3 == 1 }, [refs]bool{Caches: true}},
+		}, func(i int) bool { return (i/100)%3 == 1 }, [Refs]bool{Caches: true}},
 	} {
 		v := judge(calls(3000, tc.shape), th, evidence{})
 		if v.Say != tc.say {
@@ -162,7 +162,7 @@ func TestJudgeStreams(t *testing.T) {
 // evidence to the next; a reference without a threshold has no say.
 func TestContentionJudge(t *testing.T) {
 	var none *Contention
-	if v := none.Judge(make([]Call, 3)); len(v.Contended) != 3 || v.Say != ([refs]bool{}) {
+	if v := none.Judge(make([]Call, 3)); len(v.Contended) != 3 || v.Say != ([Refs]bool{}) {
 		t.Errorf("nil Contention: %v", v)
 	}
 	none.Keep(Verdict{})
@@ -173,7 +173,7 @@ func TestContentionJudge(t *testing.T) {
 			c.Cost *= 1.25
 		}
 	})
-	if v := c.Judge(row); v.Say != ([refs]bool{}) {
+	if v := c.Judge(row); v.Say != ([Refs]bool{}) {
 		t.Errorf("no readings recorded, no thresholds: say %v", v.Say)
 	}
 	for _, call := range row {
