@@ -100,11 +100,13 @@ func pick[T any](xs [][]T, keep []int, n int) [][]T {
 // have one (a chain whose clock did not advance has none). NaN when none
 // has (see sizing.Cycles and gauge.Reading).
 //
-// The median, not Location's low quantile: a time's errors only add (the
-// low quantile finds the calls nothing slowed), but a call's cycles err
-// both ways, since the host often changes the clock rate between a call
-// and its chain, so the low tail is made of calls whose chain ran slower
-// than they did (docs/method.md#the-clock-rate-cyclesop).
+// The densest part's median (robust.Dense), not Location's low quantile:
+// a time's errors only add (the low quantile finds the calls nothing
+// slowed), but a call's cycles err both ways, since the host often
+// changes the clock rate between a call and its chain, so the low tail is
+// made of calls whose chain ran slower than they did
+// (docs/method.md#the-clock-rate-cyclesop). Nor the plain median, which
+// follows the calls a neighbour slowed unseen (docs/method.md#dense).
 func (r *Rounds) Cycles(s int) robust.Estimate {
 	var c []float64
 	for i, cy := range r.cycleNs(s) {
@@ -112,7 +114,7 @@ func (r *Rounds) Cycles(s int) robust.Estimate {
 			c = append(c, r.Ns[s][i]/cy)
 		}
 	}
-	return robust.Median(c, r.Turn)
+	return robust.Dense(c, r.Turn)
 }
 
 // GHz is the median clock rate stream s ran at (1/CycleNs), NaN without

@@ -59,6 +59,37 @@ func Median(xs []float64, turn int) Estimate {
 	return blockBootstrap(xs, turn, func(s []float64) float64 { return Quantile(s, 0.5) })
 }
 
+// Dense is the median of the densest part of xs: of the values in the
+// narrowest window holding a DenseShare of them (the shortest half, or
+// "shorth", of Rousseeuw and Leroy's robust regression, at a share below
+// a half). Where the values gather around one level it is their median;
+// where up to about half of them were slowed by a neighbour nothing
+// flagged, and spread out above that level, it is still the level: the
+// median would follow the slowed ones. See docs/method.md#dense.
+func Dense(xs []float64, turn int) Estimate {
+	return blockBootstrap(xs, turn, dense)
+}
+
+// DenseShare is the share of a stream's calls whose narrowest window
+// Dense takes the median of.
+const DenseShare = 0.4
+
+// dense is Dense's statistic, without the interval (NaN for none).
+func dense(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Sorted(slices.Values(xs))
+	h := max(int(math.Ceil(DenseShare*float64(len(s)))), 1)
+	best := 0
+	for i := 1; i+h <= len(s); i++ {
+		if s[i+h-1]-s[i] < s[best+h-1]-s[best] {
+			best = i
+		}
+	}
+	return stats.Sample{Xs: s[best : best+h], Sorted: true}.Quantile(0.5)
+}
+
 // Low is the LowQuantile of xs (see Median).
 func Low(xs []float64, turn int) Estimate {
 	return blockBootstrap(xs, turn, func(s []float64) float64 { return Quantile(s, LowQuantile) })
