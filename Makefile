@@ -120,6 +120,7 @@ bench: benchbin ## run the benchmarks in COUNT passes and save them under result
 		(cd bench && $(SUDO) env BPFBENCH_RUNSTAMP=$(RUNSTAMP) $(abspath $(BENCHBIN)) -test.run '^$$' -test.bench '$(BENCH)' -test.benchtime $(BENCHTIME) -test.count 1 -bpfbench.diag=$(abspath $(DIAG)) $(FLAGS)) || exit 1; \
 	done | tee $(RESULT) && \
 	tools/progress "make bench $(LABEL)" pass $$(( $(COUNT) + 1 )) $(COUNT) $$start
+	@$(GO) run ./results/report -passes $(RESULT) | tee -a $(RESULT)
 	@echo saved $(RESULT), diagnostics in $(DIAG)
 
 # The suite's test binary, built once for a run (both runs of an A/A pair):

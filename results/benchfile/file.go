@@ -48,12 +48,21 @@ type File struct {
 	// Warnings are problems with the file itself: lines that are not
 	// results, configuration that changes halfway.
 	Warnings []string
+	// Passes are the file's go test runs (make bench's passes), with how
+	// each moved against the others; nil where they are not judged
+	// (judgePasses).
+	Passes []Pass
 }
 
 // A Run is one result line.
 type Run struct {
 	Name   Name
 	Values map[string]float64 // by unit as printed (ns/op, not sec/op)
+	// Pass is the go test run of the file the line came from, from 0.
+	Pass int
+	// Discordant says the run's pass disagreed with the file's others
+	// (judgePasses): its figures are left out.
+	Discordant bool
 }
 
 // RuleLabel is the configuration line that names the rule by which a
@@ -90,6 +99,7 @@ func Parse(path string, data []byte) (*File, error) {
 	var syntax []string
 	nonFinite := 0
 	watched := map[string]string{}
+	pass := passOf(lines)
 	for r.Scan() {
 		switch rec := r.Result().(type) {
 		case *benchfmt.SyntaxError:
@@ -116,6 +126,9 @@ func Parse(path string, data []byte) (*File, error) {
 				}
 			}
 			run := Run{Name: ParseName(rec.Name.String()), Values: map[string]float64{}}
+			if _, line := rec.Pos(); line >= 1 && line <= len(pass) {
+				run.Pass = pass[line-1]
+			}
 			for _, v := range rec.Values {
 				unit, value := v.Unit, v.Value
 				if v.OrigUnit != "" {
@@ -147,6 +160,7 @@ func Parse(path string, data []byte) (*File, error) {
 		f.Warnings = append(f.Warnings, fmt.Sprintf("%d values are not finite numbers (NaN or Inf) and were left out", nonFinite))
 	}
 	f.readOutcomes(lines)
+	f.judgePasses()
 	return f, nil
 }
 

@@ -137,12 +137,13 @@ type SkippedError struct{ Reason string }
 func (e *SkippedError) Error() string { return e.Reason }
 
 // Values is the runs' values in unit, in file order (none for unit ""),
-// leaving out runs with too few free calls (Run.Contended): their
+// leaving out runs with too few free calls (Run.Contended) and the runs
+// of passes that disagreed with their file (Run.Discordant): their
 // figures are not the program's.
 func Values(runs []Run, unit string) []float64 {
 	var vs []float64
 	for _, r := range runs {
-		if v, ok := r.Values[unit]; ok && !r.Contended() {
+		if v, ok := r.Values[unit]; ok && !r.Contended() && !r.Discordant {
 			vs = append(vs, v)
 		}
 	}

@@ -9,9 +9,10 @@ import (
 
 // CopyUncontended copies the results file at path to w, less the result
 // lines of runs with too few free calls for their figures to be the
-// program's (Run.Contended): what make compare hands benchstat, which
-// would otherwise compare those runs' figures. Every other line is copied
-// as it is.
+// program's (Run.Contended) and of passes that disagreed with the file
+// (Run.Discordant): what make compare hands benchstat, which would
+// otherwise compare those runs' figures. Every other line is copied as
+// it is.
 func CopyUncontended(w io.Writer, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -22,7 +23,16 @@ func CopyUncontended(w io.Writer, path string) error {
 
 // copyUncontended is CopyUncontended of a file's contents.
 func copyUncontended(w io.Writer, data []byte) error {
-	for _, l := range strings.SplitAfter(string(data), "\n") {
+	f, err := Parse("", data)
+	if err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	pass := passOf(lines)
+	for i, l := range lines {
+		if strings.HasPrefix(l, "Benchmark") && len(f.Passes) > pass[i] && f.Passes[pass[i]].Discordant {
+			continue
+		}
 		if strings.HasPrefix(l, "Benchmark") {
 			f := strings.Fields(l)
 			if r := (Run{Values: map[string]float64{}}); len(f) > 3 {

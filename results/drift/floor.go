@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -73,16 +74,35 @@ func FindAA(dir string, f *benchfile.File) (aa [2]*benchfile.File, ok bool) {
 		return files
 	}
 	ones, twos := read("*-aa1.txt"), read("*-aa2.txt")
-	for i := len(ones) - 1; i >= 0; i-- {
-		one := ones[i]
-		for _, two := range twos {
-			if filepath.Base(two.Path) > filepath.Base(one.Path) &&
-				two.Label("kernel") == one.Label("kernel") && commit(two) == commit(one) {
-				return [2]*benchfile.File{one, two}, true
+	// A pair of f's own kernel build first: another build's noise is
+	// another boot's (Foreign says so).
+	for _, own := range []bool{true, false} {
+		for i := len(ones) - 1; i >= 0; i-- {
+			one := ones[i]
+			if own && one.Label("kernel") != f.Label("kernel") {
+				continue
+			}
+			for _, two := range twos {
+				if filepath.Base(two.Path) > filepath.Base(one.Path) &&
+					two.Label("kernel") == one.Label("kernel") && commit(two) == commit(one) {
+					return [2]*benchfile.File{one, two}, true
+				}
 			}
 		}
 	}
 	return aa, false
+}
+
+// Foreign says, in a sentence, when the A/A pair aa was made under
+// another kernel build than f (FindAA falls back to one when the machine
+// has none of f's), and what would make one of f's own; "" when it was
+// not.
+func Foreign(f *benchfile.File, aa [2]*benchfile.File) string {
+	if aa[0] == nil || aa[0].Label("kernel") == f.Label("kernel") {
+		return ""
+	}
+	return fmt.Sprintf("the pair ran kernel %s, %s ran %s: its noise is another boot's; make aa on this boot makes a pair of %s's kernel",
+		aa[0].Label("kernel"), filepath.Base(f.Path), f.Label("kernel"), filepath.Base(f.Path))
 }
 
 // commit is the commit a file was made at: a -dirty suffix says the tree

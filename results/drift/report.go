@@ -27,12 +27,18 @@ func Report(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.File, units []st
 		if n, all := f.ContendedRuns(); n > 0 {
 			fmt.Fprintf(w, "%s: %d of %d row-runs had too few free calls (contended-frac above %.1f): left out\n", filepath.Base(f.Path), n, all, benchfile.MaxContended)
 		}
+		if len(f.Discordant()) > 0 {
+			fmt.Fprintf(w, "%s: %s\n", filepath.Base(f.Path), f.PassSummary())
+		}
 		if f.OldRule() {
 			fmt.Fprintf(w, "%s: contended-frac by the rule before the judge (no %s line): a reference moved, whatever the program did\n", filepath.Base(f.Path), benchfile.RuleLabel)
 		}
 	}
 	if aa[0] != nil {
 		fmt.Fprintf(w, "noise floor: the A/A pair %s, %s\n", filepath.Base(aa[0].Path), filepath.Base(aa[1].Path))
+		if why := Foreign(a, aa); why != "" {
+			fmt.Fprintf(w, "  %s\n", why)
+		}
 	} else {
 		fmt.Fprintf(w, "no A/A pair of this machine (cpu-vendor, cpu-family-model, virt) in results/aa/: no noise floor; make one with make aa\n")
 	}

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -162,9 +163,17 @@ func timed(a, b *benchfile.File, o Options) Result {
 	for _, c := range cycRows {
 		cycles[c.Name] = c
 	}
+	for _, f := range []*benchfile.File{a, b} {
+		if len(f.Discordant()) > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: %s", filepath.Base(f.Path), f.PassSummary()))
+		}
+	}
 	var floor *drift.Floor
 	if o.AA[0] != nil {
 		floor, _ = drift.NewFloor(o.AA[0], o.AA[1], "cycles/op")
+		if why := drift.Foreign(a, o.AA); why != "" {
+			r.Notes = append(r.Notes, "noise floor: "+why)
+		}
 	}
 	if floor == nil {
 		r.Notes = append(r.Notes, "no A/A pair of this machine (cpu-vendor, cpu-family-model, virt) in results/aa/: no noise floor (make aa makes one); gating only on the thresholds given")

@@ -259,6 +259,9 @@ func evaluateOn(c *claims.Claim, j judgement, byBoot map[*claims.Boot]*benchfile
 			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s failed and are left out (%s)",
 				len(failed), len(failed)+len(f.Runs[name.String()]), name.Short(), failed[0]))
 		}
+		if n, runs := f.DiscordantRuns(name.String()); n > 0 {
+			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s came from passes that disagree with the file and are left out (%s)", n, runs, name.Short(), f.PassSummary()))
+		}
 		if n, runs := f.Contended(name.String()); n > 0 {
 			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s had too few free calls (contended-frac above %.1f) and are left out", n, runs, name.Short(), benchfile.MaxContended))
 		}
