@@ -37,7 +37,6 @@ var (
 var (
 	flagCPU        = intFlag("bpfbench.cpu", -1, wantCPU, "`CPU` to pin the measuring thread to, -1 for the last online CPU")
 	flagInterleave = boolFlag("bpfbench.interleave", true, "measure each variant and its baseline in alternating rounds and report delta-ns/op")
-	flagSpread     = boolFlag("bpfbench.spread", true, "measure on the measuring CPU and another in turn, a pass over a family's rows each (docs/method.md#vcpus)")
 	flagCallTime   = durationFlag("bpfbench.calltime", 4*time.Millisecond, wantCallTime, "target `duration` of one test_run call (100µs to 1s)")
 	flagLockWait   = durationFlag("bpfbench.lockwait", 30*time.Second, wantLockWait, "`duration` to wait for another bpfbench run to finish")
 	flagResol      = newFlag("bpfbench.resolution", 0.0, func(s string) (float64, error) { return strconv.ParseFloat(strings.TrimSuffix(s, "ns"), 64) }, wantResol,
@@ -176,7 +175,7 @@ func run(m *testing.M) (code int) {
 	}
 
 	if benchmarking() {
-		ls := append(labels.All(), xdpProgsLabel(), labels.Label{Key: "layouts", Value: strconv.Itoa(layouts())}, cpusLabel(), contentionRule)
+		ls := append(labels.All(), xdpProgsLabel(), labels.Label{Key: "layouts", Value: strconv.Itoa(layouts())}, contentionRule)
 		if err := labels.Write(os.Stdout, ls); err != nil {
 			fmt.Fprintln(os.Stderr, "bpfbench:", err)
 			return 1
@@ -218,7 +217,7 @@ func writeDiagnostics(path string) error {
 	if err != nil {
 		return fmt.Errorf("diagnostics: %w", err)
 	}
-	ls := append(labels.All(), labels.Label{Key: "layouts", Value: strconv.Itoa(layouts())}, cpusLabel(), contentionRule)
+	ls := append(labels.All(), labels.Label{Key: "layouts", Value: strconv.Itoa(layouts())}, contentionRule)
 	if err := labels.Write(f, ls); err != nil {
 		f.Close()
 		return fmt.Errorf("diagnostics: %w", err)
@@ -286,39 +285,9 @@ func benchOptions() measure.BenchOptions {
 	// validateFlags checked that the CPU is allowed.
 	allowed, _ := sched.AllowedCPUs()
 	cpu, _ := sched.PickCPU(*flagCPU, allowed)
-	return measure.BenchOptions{CPU: cpu, CPUs: measuringCPUs(), CallTime: *flagCallTime, Interleave: *flagInterleave,
+	return measure.BenchOptions{CPU: cpu, CallTime: *flagCallTime, Interleave: *flagInterleave,
 		Resolution: *flagResol, MaxTime: *flagBudget, Contention: contention, Clocks: clocks(), Emulated: probe.Emulated(),
 		Record: record, Anatomy: anatomy}
-}
-
-// measuringCPUs are the CPUs the families measure on in turn: the
-// measuring CPU and, with -bpfbench.spread, the next allowed one. An
-// emulated guest's vCPUs are all one host thread's.
-func measuringCPUs() []int {
-	allowed, _ := sched.AllowedCPUs()
-	cpu, _ := sched.PickCPU(*flagCPU, allowed)
-	cpus := []int{cpu}
-	if !*flagSpread || probe.Emulated() {
-		return cpus
-	}
-	for i, c := range allowed {
-		if c == cpu {
-			if other := allowed[(i+1)%len(allowed)]; other != cpu {
-				cpus = append(cpus, other)
-			}
-			break
-		}
-	}
-	return cpus
-}
-
-// cpusLabel is the configuration line that names the measuring CPUs.
-func cpusLabel() labels.Label {
-	var s []string
-	for _, c := range measuringCPUs() {
-		s = append(s, strconv.Itoa(c))
-	}
-	return labels.Label{Key: "measuring-cpus", Value: strings.Join(s, ",")}
 }
 
 // clocks says what the machine's clocks count, time or instructions

@@ -14,7 +14,6 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/snapshot"
 	"bpfbench/bpf/probe"
-	"bpfbench/bpf/sched"
 	"bpfbench/internal/child"
 	"bpfbench/results/benchfile"
 
@@ -115,7 +114,7 @@ func TestOutputParses(t *testing.T) {
 		"kernel", "cpu-vendor", "virt", "mitigations", "spectre-v2", "retbleed",
 		"spec-rstack-overflow", "retpoline", "ibt", "cfi", "bpf-jit-enable",
 		"bpf-jit-harden", "bpf-stats-enabled", "preempt", "commit", "runstamp",
-		"xdp-progs-at-start", "layouts", "measuring-cpus",
+		"xdp-progs-at-start", "layouts",
 	} {
 		if results[0].GetConfig(key) == "" {
 			t.Errorf("configuration line %q missing", key)
@@ -124,13 +123,6 @@ func TestOutputParses(t *testing.T) {
 	// Without the flag: eight loads, one in an emulated guest.
 	if want := map[bool]string{false: "8", true: "1"}[probe.Emulated()]; results[0].GetConfig("layouts") != want {
 		t.Errorf("layouts: %q, want %s (emulated: %v)", results[0].GetConfig("layouts"), want, probe.Emulated())
-	}
-	// Without the flag: the measuring CPU and another, where there is
-	// one and the CPU is not emulated.
-	allowed, _ := sched.AllowedCPUs()
-	want := map[bool]int{false: 1, true: 2}[len(allowed) > 1 && !probe.Emulated()]
-	if got := strings.Split(results[0].GetConfig("measuring-cpus"), ","); len(got) != want {
-		t.Errorf("measuring-cpus: %q, want %d CPUs (allowed %v, emulated: %v)", results[0].GetConfig("measuring-cpus"), want, allowed, probe.Emulated())
 	}
 	base, parse := results[0], results[1]
 	for i, want := range []string{"XDP/prog=drop/size=64", "XDP/prog=parse/size=64"} {

@@ -218,17 +218,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 				m.rec, m.x, m.err = newLoopRunner(m.name, budget, m.row.Variant, m.row.Base, o)
 			}
 			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))
-			cpus := o.CPUs
-			if len(cpus) < 2 {
-				cpus = []int{o.CPU}
-			}
-			for turn := 0; ; turn++ {
-				cpu := cpus[turn%len(cpus)]
-				if len(cpus) > 1 {
-					if err := sched.Move(cpu); err != nil {
-						return err
-					}
-				}
+			for {
 				var pass []*member
 				for _, m := range live {
 					if m.err == nil && !m.x.done() {
@@ -240,7 +230,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 				}
 				rng.Shuffle(len(pass), func(i, j int) { pass[i], pass[j] = pass[j], pass[i] })
 				for _, m := range pass {
-					m.err = m.steal.During(cpu, m.x.visit)
+					m.err = m.steal.During(o.CPU, m.x.visit)
 				}
 			}
 			// After the rounds, outside every window.

@@ -12,9 +12,6 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
-	"bpfbench/bpf/sched"
-
-	"golang.org/x/sys/unix"
 )
 
 // TestFamilyInterleavesRows measures two rows, each a loop of its own load
@@ -100,50 +97,5 @@ func TestFamilyInterleavesRows(t *testing.T) {
 	t.Logf("%d measurements in %d stretches", len(seq), stretches)
 	if stretches < 4 {
 		t.Errorf("the rows' %d measurements came in %d stretches: the rows were not interleaved", len(seq), stretches)
-	}
-}
-
-// TestFamilyTakesCPUsInTurn: with two measuring CPUs, a family's rows
-// are measured on each of them, a pass over the rows on one and the next
-// on the other.
-func TestFamilyTakesCPUsInTurn(t *testing.T) {
-	allowed, err := sched.AllowedCPUs()
-	if err != nil || len(allowed) < 2 {
-		t.Skipf("needs two CPUs this process may run on, has %v (%v)", allowed, err)
-	}
-	f := flag.Lookup("test.benchtime")
-	old := f.Value.String()
-	if err := f.Value.Set("2000000x"); err != nil {
-		t.Fatal(err)
-	}
-	defer f.Value.Set(old)
-
-	objs := testutil.LoadXDP(t)
-	h, err := rig.NewHolder(host.NewNetns(t), objs.Drop)
-	testutil.Must(t, "dispatcher holder", h, err)
-	frame := testutil.Frame(t, 64)
-	on := map[int]int{} // measurements on each CPU, warm-ups included
-	hold := h.Held(objs.Drop)
-	loop := &testrun.Loop{Prog: objs.Drop, Data: frame, Runs: objs.Runs, Prepare: func() error {
-		var set unix.CPUSet
-		if err := unix.SchedGetaffinity(0, &set); err != nil {
-			return err
-		}
-		for _, c := range allowed {
-			if set.IsSet(c) && set.Count() == 1 {
-				on[c]++
-			}
-		}
-		return hold()
-	}}
-	cpus := []int{allowed[len(allowed)-1], allowed[0]}
-	testing.Benchmark(func(b *testing.B) {
-		measure.Family(b, measure.BenchOptions{CPU: cpus[0], CPUs: cpus, Interleave: true}, []measure.Row{{Name: "row=0", Variant: loop}})
-	})
-	t.Logf("measurements by CPU: %v", on)
-	for _, c := range cpus {
-		if on[c] == 0 {
-			t.Errorf("no measurement on CPU %d of %v: %v", c, cpus, on)
-		}
 	}
 }

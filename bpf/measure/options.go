@@ -12,12 +12,6 @@ import (
 type BenchOptions struct {
 	// CPU the measuring thread is pinned to.
 	CPU int
-	// CPUs, when it has more than one, are the CPUs a family's measuring
-	// thread takes in turn, one a pass over its rows (the first CPU's
-	// place is CPU's): each row's calls then come from every vCPU, and
-	// the host core under one (its clock, its neighbour) is a part of
-	// the row's figure, not the whole pass's (docs/method.md#vcpus).
-	CPUs []int
 	// CallTime is the target duration of one long call. Long enough that
 	// the fixed per-call cost is small next to it, short enough that the
 	// machine's speed rarely changes inside one call.

@@ -46,14 +46,3 @@ func Pinned(cpu int, fn func() error) error {
 	defer unix.SchedSetaffinity(0, &old)
 	return fn()
 }
-
-// Move binds the calling thread, locked by Pinned, to cpu: Pinned still
-// restores the affinity it found.
-func Move(cpu int) error {
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		return fmt.Errorf("move to cpu %d: %w", cpu, err)
-	}
-	return nil
-}
