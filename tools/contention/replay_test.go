@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"bpfbench/bpf/measure/gauge"
+	"bpfbench/bpf/measure/robust"
 
 	"github.com/aclements/go-moremath/stats"
 )
@@ -228,4 +229,40 @@ func (t trace) raised() []bool {
 		r[i] = raised(i)
 	}
 	return r
+}
+
+// TestDenseKeepsTheLevel: on every loaded trace whose slow calls are at
+// most 45% of its calls, the densest part's median of all its calls, none
+// left out, is within 1.5% of the load-off free calls' median: what a
+// row's cycles/op reports of a pass in which such calls ran slow with
+// nothing flagged (docs/method.md#dense).
+func TestDenseKeepsTheLevel(t *testing.T) {
+	tried := 0
+	for _, w := range wants {
+		if !w.loaded {
+			continue
+		}
+		tr, err := readTrace(filepath.Join("testdata", w.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow := tr.slowCalls(w.slow)
+		nslow, _ := count(slow, slow)
+		if share := float64(nslow) / float64(len(slow)); share > 0.45 {
+			continue
+		}
+		tried++
+		costs := make([]float64, len(tr.calls))
+		for i, c := range tr.calls {
+			costs[i] = c.Cost
+		}
+		dense, median, off := robust.DenseMedian(costs), robust.Quantile(costs, 0.5), tr.offMedian(slow)
+		t.Logf("%s: %.1f%% slow; all calls' dense %.2f, median %.2f; load-off free calls' median %.2f", w.file, 100*float64(nslow)/float64(len(slow)), dense, median, off)
+		if math.Abs(dense/off-1) > 0.015 {
+			t.Errorf("%s: the densest part's median %.2f is %+.1f%% off the load-off free calls' %.2f: want within 1.5%%", w.file, dense, 100*(dense/off-1), off)
+		}
+	}
+	if tried == 0 {
+		t.Error("no loaded trace with at most 45% slow calls: the test shows nothing")
+	}
 }

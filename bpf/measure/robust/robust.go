@@ -67,15 +67,15 @@ func Median(xs []float64, turn int) Estimate {
 // flagged, and spread out above that level, it is still the level: the
 // median would follow the slowed ones. See docs/method.md#dense.
 func Dense(xs []float64, turn int) Estimate {
-	return blockBootstrap(xs, turn, dense)
+	return blockBootstrap(xs, turn, DenseMedian)
 }
 
 // DenseShare is the share of a stream's calls whose narrowest window
 // Dense takes the median of.
 const DenseShare = 0.4
 
-// dense is Dense's statistic, without the interval (NaN for none).
-func dense(xs []float64) float64 {
+// DenseMedian is Dense's figure without its interval (NaN for none).
+func DenseMedian(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
