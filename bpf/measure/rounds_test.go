@@ -198,3 +198,18 @@ func TestBudgetShared(t *testing.T) {
 		}
 	}
 }
+
+// TestTimedEndsOnWholeLayouts: a timed row ends on a whole balanced block
+// and a whole pass through its layouts, however soon its time is spent:
+// with 3 layouts and ABBA blocks of 4 rounds, after 12 rounds, every
+// layout measured as often as the others.
+func TestTimedEndsOnWholeLayouts(t *testing.T) {
+	stream := func(size uint32) (float64, error) { return 1, nil }
+	for _, tc := range []struct{ layouts, rounds int }{{0, 4}, {1, 4}, {3, 12}, {8, 8}} {
+		sz := sizing{Warm: 10, Min: 100, Max: 100, CallTime: time.Millisecond, Layouts: tc.layouts}
+		r, err := run(Budget{Time: time.Nanosecond}, sz, nil, stream, stream)
+		if err != nil || r.Count() != tc.rounds {
+			t.Errorf("%d layouts: %d rounds, %v: want %d", tc.layouts, r.Count(), err, tc.rounds)
+		}
+	}
+}

@@ -271,9 +271,12 @@ func (x *runner) visit() error {
 }
 
 // done says whether the runner has measured its budget: the units of a
-// `-benchtime Nx` run, at least one round; or whole balanced blocks for
-// Budget.Time, and with a Resolution until the first paired difference is
-// that fine or Max is spent. A contended core does not make it measure
+// `-benchtime Nx` run, at least one round; or whole balanced blocks and
+// whole passes through the layouts for Budget.Time (a row whose switch is
+// slow makes few rounds, and ended after half the layouts its figure
+// would be of those: docs/method.md#layout-where-the-jit-put-the-code),
+// and with a Resolution until the first paired difference is that fine
+// or Max is spent. A contended core does not make it measure
 // longer: a row's figures then come from fewer free calls, and its
 // interval says so (docs/method.md#contention).
 func (x *runner) done() bool {
@@ -284,7 +287,7 @@ func (x *runner) done() bool {
 	if b.Units > 0 {
 		return x.units >= b.Units
 	}
-	if x.i%x.block != 0 {
+	if x.i%x.block != 0 || x.i%max(x.sz.Layouts, 1) != 0 {
 		return false
 	}
 	if r.Elapsed < b.Time {

@@ -16,7 +16,7 @@
 //
 //	go run ./tools/passstate [-rounds 16] [-calls 24] [-cpu 1]
 //
-// docs/method.md#the-dispatchers-two-halves says what it found.
+// docs/method.md#vcpus says what it found.
 package main
 
 import (
