@@ -49,6 +49,7 @@ var layers = map[string]int{
 	"results/report":               7,
 	"tools/contention":             7, // a probe of the machine, beside the suite
 	"tools/anatomy":                7,
+	"tools/passstate":              7, // a probe of the machine, beside the suite
 }
 
 // TestImportsRunOneWay parses every non-test Go file of the module and
