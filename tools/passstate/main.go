@@ -10,11 +10,13 @@
 //     other half; an update from an empty dispatcher writes the first);
 //   - cpu: the measuring thread on one vCPU or the other;
 //   - thread: the same measuring thread, or a fresh one each time;
-//   - load: one load of the program, or a second one.
+//   - load: one load of the program, or a second one;
+//   - with -fillers k, the half again with k fillers in the dispatcher,
+//     each arm from an empty one.
 //
 // As root, on a quiet machine:
 //
-//	go run ./tools/passstate [-rounds 16] [-calls 24] [-cpu 1]
+//	go run ./tools/passstate [-rounds 16] [-calls 24] [-cpu 1] [-fillers 16] [-v]
 //
 // docs/method.md#vcpus says what it found.
 package main
@@ -32,6 +34,7 @@ import (
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure/gauge"
 	"bpfbench/bpf/measure/testrun"
+	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
 
 	"github.com/aclements/go-moremath/stats"
@@ -45,8 +48,9 @@ func main() {
 	callTime := flag.Duration("calltime", 4*time.Millisecond, "length of one test_run call")
 	cpu := flag.Int("cpu", 1, "`CPU` of the measuring thread; the cpu pair's other arm takes the other")
 	verbose := flag.Bool("v", false, "also print every arm's level in the order measured, a round a line")
+	fillers := flag.Int("fillers", 0, "also the half pair with this many fillers in the dispatcher (native XDP on veth), each arm from an empty dispatcher")
 	flag.Parse()
-	if err := run(*rounds, *calls, *callTime, *cpu, *verbose); err != nil {
+	if err := run(*rounds, *calls, *callTime, *cpu, *fillers, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "passstate:", err)
 		os.Exit(1)
 	}
@@ -75,7 +79,7 @@ type arm struct {
 	fresh bool
 }
 
-func run(rounds, calls int, callTime time.Duration, cpu int, verbose bool) error {
+func run(rounds, calls int, callTime time.Duration, cpu, fillers int, verbose bool) error {
 	if runtime.NumCPU() < 2 {
 		return fmt.Errorf("need two CPUs, have %d", runtime.NumCPU())
 	}
@@ -141,6 +145,33 @@ func run(rounds, calls int, callTime time.Duration, cpu int, verbose bool) error
 		{{name: fmt.Sprintf("cpu %d", cpu), set: half(0, first), prog: first, cpu: cpu}, {name: fmt.Sprintf("cpu %d", other), set: half(0, first), prog: first, cpu: other}},
 		{{name: "same thread", set: half(0, first), prog: first, cpu: cpu}, {name: "fresh thread", set: half(0, first), prog: first, cpu: cpu, fresh: true}},
 		{{name: "load 1", set: half(0, first), prog: first, cpu: cpu}, {name: "load 2", set: half(0, second), prog: second, cpu: cpu}},
+	}
+	if fillers > 0 {
+		fl, err := rig.NewFiller(fillers, link.XDPDriverMode)
+		if err != nil {
+			return err
+		}
+		defer fl.Close()
+		if _, err := fl.Above(l.a.Drop); err != nil {
+			return err
+		}
+		// From an empty dispatcher the first update writes the first
+		// half and each later one the other: after the fillers and the
+		// program, update n writes half (n-1) mod 2.
+		full := func(n int) func(l *lab) error {
+			return func(l *lab) error {
+				l.detach()
+				if err := fl.Set(0); err != nil {
+					return err
+				}
+				if err := fl.Set(fillers); err != nil {
+					return err
+				}
+				return half((fillers+n)%2, first)(l)
+			}
+		}
+		name := func(h int) string { return fmt.Sprintf("k%d half %d", fillers, h) }
+		pairs = append(pairs, [2]arm{{name: name(0), set: full(0), prog: first, cpu: cpu}, {name: name(1), set: full(1), prog: first, cpu: cpu}})
 	}
 	levels := make([][2][]float64, len(pairs))
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
