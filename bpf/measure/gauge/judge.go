@@ -63,7 +63,8 @@ func (e evidence) plus(f evidence) evidence {
 // stream's calls, or its free calls (on which no reference moved) where
 // those are cheaper, by slowLimits' margin. A reference has its say when
 // the calls it marks as moved are slow at least sayRatio times as often
-// as those it does not, and surely so (a one-sided test of the two
+// as the free calls (where under minFreeShare of the calls are free, as
+// those it did not move in), and surely so (a one-sided test of the two
 // shares at sayZ standard errors), and still does on its own: a
 // reference that moves whenever one with a say does, and not otherwise
 // with the program, loses it. A reference that moves while the program
@@ -117,9 +118,8 @@ func judge(calls []Call, th Load, run evidence) Verdict {
 	// references in others moved, against the free calls; or, where
 	// fewer than minFreeShare of the calls are free, against those on
 	// which neither k nor any of others moved: a reference that moves in
-	// nearly every call (the spread loop on the Intel Xeon 6/167 VM, in
-	// 97% of a minute's calls) leaves too few free calls to hold the
-	// others against.
+	// nearly every call leaves too few free calls to hold the others
+	// against (docs/method.md#the-judge).
 	nfree := 0
 	for _, f := range free {
 		if f {
