@@ -26,7 +26,7 @@ type Pass struct {
 	// Rows is how many rows the shift is the median of.
 	Rows int
 	// Discordant says the pass moved beyond the others' spread
-	// (DiscordLimit): its runs are left out.
+	// (discordLimit): its runs are left out.
 	Discordant bool
 }
 
@@ -119,23 +119,26 @@ func (f *File) judgePasses() {
 	if len(shifts) < minPasses {
 		return
 	}
-	center, limit := DiscordLimit(shifts)
+	center, limit := discordLimit(shifts)
 	for p := range f.Passes {
 		ps := &f.Passes[p]
 		ps.Discordant = ps.Rows >= minPassRows && math.Abs(ps.Shift-center) > limit
 	}
 	for _, runs := range f.Runs {
 		for i := range runs {
-			runs[i].Discordant = f.Passes[runs[i].Pass].Discordant
+			runs[i].Discordant = f.discordant(runs[i].Pass)
 		}
 	}
 }
 
-// DiscordLimit is the median of the passes' shifts and how far from it a
+// discordant says whether pass p (from 0) disagreed with the file.
+func (f *File) discordant(p int) bool { return p < len(f.Passes) && f.Passes[p].Discordant }
+
+// discordLimit is the median of the passes' shifts and how far from it a
 // pass's shift lies when it disagrees: discordSpreads robust standard
 // deviations of the shifts (1.4826 times their median absolute
 // deviation), or minDiscord, whichever is more.
-func DiscordLimit(shifts []float64) (center, limit float64) {
+func discordLimit(shifts []float64) (center, limit float64) {
 	center = stats.Sample{Xs: shifts}.Quantile(0.5)
 	dev := make([]float64, len(shifts))
 	for i, s := range shifts {

@@ -30,25 +30,25 @@ func copyUncontended(w io.Writer, data []byte) error {
 	lines := strings.SplitAfter(string(data), "\n")
 	pass := passOf(lines)
 	for i, l := range lines {
-		if strings.HasPrefix(l, "Benchmark") && len(f.Passes) > pass[i] && f.Passes[pass[i]].Discordant {
+		if strings.HasPrefix(l, "Benchmark") && (f.discordant(pass[i]) || contendedLine(l)) {
 			continue
-		}
-		if strings.HasPrefix(l, "Benchmark") {
-			f := strings.Fields(l)
-			if r := (Run{Values: map[string]float64{}}); len(f) > 3 {
-				for i := 2; i+1 < len(f); i += 2 {
-					if v, err := strconv.ParseFloat(f[i], 64); err == nil {
-						r.Values[f[i+1]] = v
-					}
-				}
-				if r.Contended() {
-					continue
-				}
-			}
 		}
 		if _, err := io.WriteString(w, l); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// contendedLine says whether a result line's run had too few free calls
+// (Run.Contended).
+func contendedLine(l string) bool {
+	fields := strings.Fields(l)
+	r := Run{Values: map[string]float64{}}
+	for i := 2; i+1 < len(fields); i += 2 {
+		if v, err := strconv.ParseFloat(fields[i], 64); err == nil {
+			r.Values[fields[i+1]] = v
+		}
+	}
+	return r.Contended()
 }

@@ -122,9 +122,9 @@ func run(cpu int, duration, callTime time.Duration, load string, period [2]time.
 	stop := make(chan struct{})
 	defer close(stop)
 	if load != "" {
-		other := (cpu + 1) % runtime.NumCPU()
-		if other == cpu {
-			return errors.New("-load needs a second CPU")
+		other, err := otherCPU(cpu)
+		if err != nil {
+			return err
 		}
 		go contend(other, load, &on, period, stop)
 	}
@@ -168,15 +168,24 @@ func checkLoad(load string) error {
 	return nil
 }
 
+// otherCPU is the CPU after cpu, where the load runs.
+func otherCPU(cpu int) (int, error) {
+	other := (cpu + 1) % runtime.NumCPU()
+	if other == cpu {
+		return 0, errors.New("-load needs a second CPU")
+	}
+	return other, nil
+}
+
 // neighbour is the load alone, on the CPU after cpu, for duration: period
 // on and off, starting on, as a neighbour of a run measuring meanwhile.
 func neighbour(cpu int, load string, on, off, duration time.Duration) error {
 	if err := checkLoad(load); err != nil {
 		return err
 	}
-	other := (cpu + 1) % runtime.NumCPU()
-	if other == cpu {
-		return errors.New("-load needs a second CPU")
+	other, err := otherCPU(cpu)
+	if err != nil {
+		return err
 	}
 	var state atomic.Bool
 	stop := make(chan struct{})

@@ -58,14 +58,13 @@ func main() {
 
 // A lab is the programs and the dispatcher holder the arms use.
 type lab struct {
-	ns          *host.Netns
-	a, b        *bpf.XDPObjects // two loads of progs/xdp.c
-	flip        *ebpf.Program
-	frame       []byte
-	link        link.Link
-	calls       int
-	repeat      uint32
-	thread, cpu int
+	ns     *host.Netns
+	a, b   *bpf.XDPObjects // two loads of progs/xdp.c
+	flip   *ebpf.Program
+	frame  []byte
+	link   link.Link
+	calls  int
+	repeat uint32
 }
 
 // An arm is one state of a pair: set puts it, and the lab's fields say

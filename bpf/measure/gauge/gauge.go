@@ -106,7 +106,7 @@ func Read() Reading {
 			best[j] = min(best[j], sched.ThreadCPU()-t)
 		}
 		t := sched.ThreadCPU()
-		chase.run()
+		cacheChase.run()
 		best[2] = min(best[2], sched.ThreadCPU()-t)
 		t = sched.ThreadCPU()
 		mulSpread(spreadIters)
@@ -135,10 +135,10 @@ func reading(best [5]int64) Reading {
 	return g
 }
 
-// A Chase is a random cyclic permutation of indexes: each step a
+// A chase is a random cyclic permutation of indexes: each step a
 // load whose address is the last load's value, so that the chase takes
 // the caches' latency for every step.
-type Chase struct {
+type chase struct {
 	next  []uint32
 	steps int // the steps of one timed chase
 }
@@ -158,48 +158,37 @@ const (
 	memorySteps = 1024
 )
 
-// chase is Read's chase, made once from a fixed seed.
-var chase = NewChase(chaseBytes, 1)
+// cacheChase is Read's chase over 64 KiB, made once from a fixed seed.
+var cacheChase = newChase(chaseBytes, 1)
 
 // memoryChase is Read's memory chase, made on the first reading: a
 // program that never reads the gauge does not hold its 8 MiB.
-var memoryChase = sync.OnceValue(func() *Chase {
-	c := NewChase(memoryBytes, 2)
+var memoryChase = sync.OnceValue(func() *chase {
+	c := newChase(memoryBytes, 2)
 	c.steps = memorySteps
 	return c
 })
 
-// NewChase is a chase over size bytes, its order drawn from seed, that
+// newChase is a chase over size bytes, its order drawn from seed, that
 // takes chaseSteps steps a timing.
-func NewChase(size int, seed uint64) *Chase {
+func newChase(size int, seed uint64) *chase {
 	n := size / 4
 	perm := rand.New(rand.NewPCG(seed, 0x63686173)).Perm(n)
 	next := make([]uint32, n)
 	for i := range n {
 		next[perm[i]] = uint32(perm[(i+1)%n])
 	}
-	return &Chase{next: next, steps: chaseSteps}
+	return &chase{next: next, steps: chaseSteps}
 }
 
 // run takes the chase's steps and returns where it ended (so that the
 // steps are not optimised away).
-func (c *Chase) run() uint32 {
+func (c *chase) run() uint32 {
 	var p uint32
 	for range c.steps {
 		p = c.next[p]
 	}
 	return p
-}
-
-// Time is the best of three thread-clock times of a chase, in ns.
-func (c *Chase) Time() float64 {
-	best := int64(math.MaxInt64)
-	for range 3 {
-		t := sched.ThreadCPU()
-		c.run()
-		best = min(best, sched.ThreadCPU()-t)
-	}
-	return float64(best)
 }
 
 // pow3 is 3^k mod 2^64, what mulChain(k/8) returns.

@@ -62,7 +62,7 @@ func TestReading(t *testing.T) {
 // TestChase: the chase visits every index of its buffer before it comes
 // back (a cycle, not a short loop that would stay in the cache).
 func TestChase(t *testing.T) {
-	c := NewChase(4096, 7)
+	c := newChase(4096, 7)
 	seen := map[uint32]bool{}
 	p := uint32(0)
 	for range len(c.next) {
