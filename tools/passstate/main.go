@@ -11,8 +11,8 @@
 //   - cpu: the measuring thread on one vCPU or the other;
 //   - thread: the same measuring thread, or a fresh one each time;
 //   - load: one load of the program, or a second one;
-//   - with -fillers k, the half again with k fillers in the dispatcher,
-//     each arm from an empty one.
+//   - with -fillers k, the half and the load again with k fillers in the
+//     dispatcher above both loads, each arm from an empty one.
 //
 // As root, on a quiet machine:
 //
@@ -151,13 +151,13 @@ func run(rounds, calls int, callTime time.Duration, cpu, fillers int, verbose bo
 			return err
 		}
 		defer fl.Close()
-		if _, err := fl.Above(l.a.Drop); err != nil {
+		if _, err := fl.Above(l.a.Drop, l.b.Drop); err != nil {
 			return err
 		}
 		// From an empty dispatcher the first update writes the first
 		// half and each later one the other: after the fillers and the
 		// program, update n writes half (n-1) mod 2.
-		full := func(n int) func(l *lab) error {
+		full := func(n int, prog func(l *lab) (*ebpf.Program, *ebpf.Variable)) func(l *lab) error {
 			return func(l *lab) error {
 				l.detach()
 				if err := fl.Set(0); err != nil {
@@ -166,11 +166,13 @@ func run(rounds, calls int, callTime time.Duration, cpu, fillers int, verbose bo
 				if err := fl.Set(fillers); err != nil {
 					return err
 				}
-				return half((fillers+n)%2, first)(l)
+				return half((fillers+n)%2, prog)(l)
 			}
 		}
-		name := func(h int) string { return fmt.Sprintf("k%d half %d", fillers, h) }
-		pairs = append(pairs, [2]arm{{name: name(0), set: full(0), prog: first, cpu: cpu}, {name: name(1), set: full(1), prog: first, cpu: cpu}})
+		name := func(s string) string { return fmt.Sprintf("k%d %s", fillers, s) }
+		pairs = append(pairs,
+			[2]arm{{name: name("half 0"), set: full(0, first), prog: first, cpu: cpu}, {name: name("half 1"), set: full(1, first), prog: first, cpu: cpu}},
+			[2]arm{{name: name("load 1"), set: full(0, first), prog: first, cpu: cpu}, {name: name("load 2"), set: full(0, second), prog: second, cpu: cpu}})
 	}
 	levels := make([][2][]float64, len(pairs))
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
