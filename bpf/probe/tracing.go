@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 
+	"bpfbench/bpf"
+
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
@@ -33,7 +35,9 @@ func ClassifyLoad(err error, ps *ebpf.ProgramSpec) error {
 		return err
 	}
 	var ve *ebpf.VerifierError
-	if errors.Is(err, unix.EPERM) && !(errors.As(err, &ve) && len(ve.Log) > 0) {
+	var le *bpf.LoadError
+	verified := errors.As(err, &ve) && len(ve.Log) > 0 || errors.As(err, &le) && le.Log != ""
+	if errors.Is(err, unix.EPERM) && !verified {
 		return fmt.Errorf("%s program %s: EPERM with an empty verifier log: %w; %s", progTypeName(ps), ps.SectionName, ErrRefused, refusedHint)
 	}
 	return err
@@ -163,3 +167,26 @@ var TrampolineCap = sync.OnceValue(func() int {
 	}
 	return defaultTrampolineCap
 })
+
+// HaveAttachType is nil where the running kernel's BTF names the attach
+// type (an enumerator of enum bpf_attach_type, such as
+// "BPF_TRACE_FSESSION"), and otherwise an error wrapping
+// ebpf.ErrNotSupported that says which kernel brought it (since).
+func HaveAttachType(name, since string) error {
+	kernel, err := btf.LoadKernelSpec()
+	if err != nil {
+		return fmt.Errorf("%s (%s): kernel BTF: %w", name, since, err)
+	}
+	// The enum, not a load's error: a load fails for many reasons, and
+	// only this one says the kernel lacks the type.
+	var e *btf.Enum
+	if err := kernel.TypeByName("bpf_attach_type", &e); err != nil {
+		return fmt.Errorf("%s (%s): %w", name, since, err)
+	}
+	for _, v := range e.Values {
+		if v.Name == name {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s (%s): not in this kernel's enum bpf_attach_type: %w", name, since, ebpf.ErrNotSupported)
+}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"bpfbench/bpf"
+
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
@@ -23,6 +25,8 @@ func TestClassifyLoad(t *testing.T) {
 		{"eperm, no log", fmt.Errorf("load program: %w (MEMLOCK may be too low)", unix.EPERM), true, false},
 		{"eperm, verifier log", &ebpf.VerifierError{Cause: unix.EPERM, Log: []string{"0: (b7) r0 = 0", "R1 is invalid"}}, false, false},
 		{"eperm, empty verifier log", &ebpf.VerifierError{Cause: unix.EPERM}, true, false},
+		{"eperm, the suite's own load, no log", fmt.Errorf("load: %w", &bpf.LoadError{Errno: unix.EPERM}), true, false},
+		{"eperm, the suite's own load, verifier log", &bpf.LoadError{Errno: unix.EPERM, Log: "0: (85) call bpf_session_is_return#1\nR1 type=scalar expected=ctx"}, false, false},
 		{"not supported", fmt.Errorf("load: %w", ebpf.ErrNotSupported), false, true},
 		{"einval", fmt.Errorf("load: %w", unix.EINVAL), false, false},
 	} {
@@ -53,5 +57,21 @@ func TestHaveKfunc(t *testing.T) {
 	}
 	if err := HaveKfunc("bpfbench_no_such_kfunc"); !errors.Is(err, ebpf.ErrNotSupported) {
 		t.Errorf("HaveKfunc of a made-up name: %v, want ErrNotSupported", err)
+	}
+}
+
+// TestHaveAttachType: an attach type every kernel with BTF names (fentry,
+// Linux 5.5) is there; a made-up one is a missing feature that says which
+// kernel brought it.
+func TestHaveAttachType(t *testing.T) {
+	if _, err := btf.LoadKernelSpec(); err != nil {
+		t.Skipf("no kernel BTF: %v", err)
+	}
+	if err := HaveAttachType("BPF_TRACE_FENTRY", "Linux 5.5"); err != nil {
+		t.Errorf("HaveAttachType(BPF_TRACE_FENTRY): %v", err)
+	}
+	err := HaveAttachType("BPF_TRACE_BPFBENCH_NONE", "Linux 99")
+	if !errors.Is(err, ebpf.ErrNotSupported) || !strings.Contains(err.Error(), "Linux 99") {
+		t.Errorf("HaveAttachType of a made-up name: %v, want ErrNotSupported naming Linux 99", err)
 	}
 }
