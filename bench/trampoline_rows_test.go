@@ -7,9 +7,13 @@ package bench
 // function in a bpf_loop.
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"testing"
 
+	"bpfbench/bpf"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/probe"
@@ -20,44 +24,49 @@ import (
 	"github.com/cilium/ebpf/link"
 )
 
-// trampHookSwitch attaches and detaches one kernel hook; attach loads a fresh
-// program each time (see benchXDPHooks), so it also works where a program
-// cannot be attached twice.
+// trampHookSwitch attaches and detaches one kernel hook; attach loads
+// fresh programs each time (see benchXDPHooks), so it also works where a
+// program cannot be attached twice.
 type trampHookSwitch struct {
-	load func() (*ebpf.Program, error)
-	link func(*ebpf.Program) (link.Link, error)
-	p    *ebpf.Program
-	l    link.Link
+	// attach loads and links the hook's programs; the closer unlinks and
+	// closes them.
+	attach func() (io.Closer, error)
+	on     io.Closer
 }
 
-func (h *trampHookSwitch) attach() error {
-	if h.l != nil {
+func (h *trampHookSwitch) set() error {
+	if h.on != nil {
 		return nil
 	}
-	p, err := h.load()
+	on, err := h.attach()
 	if err != nil {
 		return err
 	}
-	l, err := h.link(p)
-	if err != nil {
-		p.Close()
-		return err
-	}
-	h.p, h.l = p, l
+	h.on = on
 	return nil
 }
 
-func (h *trampHookSwitch) detach() error {
-	if h.l == nil {
+func (h *trampHookSwitch) unset() error {
+	if h.on == nil {
 		return nil
 	}
-	err := h.l.Close()
-	h.p.Close()
-	h.p, h.l = nil, nil
+	err := h.on.Close()
+	h.on = nil
 	if err != nil {
 		return fmt.Errorf("detach hook: %w", err)
 	}
 	return nil
+}
+
+// closers closes each of its closers, last first.
+type closers []io.Closer
+
+func (c closers) Close() error {
+	var errs []error
+	for i := len(c) - 1; i >= 0; i-- {
+		errs = append(errs, c[i].Close())
+	}
+	return errors.Join(errs...)
 }
 
 // trampKernelHooks are the hooks of the family's kernel-function rows.
@@ -71,7 +80,7 @@ func (k *trampKernelHooks) only(sw *trampHookSwitch) func() error {
 	return func() error {
 		for _, o := range k.all {
 			if o != sw {
-				if err := o.detach(); err != nil {
+				if err := o.unset(); err != nil {
 					return err
 				}
 			}
@@ -79,7 +88,7 @@ func (k *trampKernelHooks) only(sw *trampHookSwitch) func() error {
 		if sw == nil {
 			return nil
 		}
-		return sw.attach()
+		return sw.set()
 	}
 }
 
@@ -89,17 +98,18 @@ func (f *trampolineFamily) kernelHookRow(h trampHook, hooks *trampKernelHooks) (
 	if err != nil {
 		return measure.Row{}, err
 	}
-	loop := func(hooks uint64, prepare func() error) *testrun.Loop {
+	loop := func(hooks, returns uint64, prepare func() error) *testrun.Loop {
 		return &testrun.Loop{
 			Prog: drv, Runs: f.core.Calls, Iterations: f.core.Iterations, Prepare: prepare,
 			Counters: []testrun.Counter{
 				{Name: "driver runs", Var: f.core.Runs, PerCall: 1},
 				{Name: "hook_runs", Var: f.core.HookRuns, PerRepeat: hooks},
+				{Name: "session_returns", Var: f.core.SessionReturns, PerRepeat: returns},
 			},
 		}
 	}
-	if h.prog == "" {
-		return measure.Row{Variant: loop(0, hooks.only(nil))}, nil
+	if len(h.progs) == 0 {
+		return measure.Row{Variant: loop(0, 0, hooks.only(nil))}, nil
 	}
 	if h.require != nil {
 		if err := h.require(); err != nil {
@@ -108,30 +118,48 @@ func (f *trampolineFamily) kernelHookRow(h trampHook, hooks *trampKernelHooks) (
 	}
 	// One load first, to tell a refused or unsupported load from a
 	// failing one before anything is attached.
-	if _, err := f.load(h.prog, nil); err != nil {
-		return measure.Row{}, err
+	for _, prog := range h.progs {
+		if _, err := f.load(prog, nil); err != nil {
+			return measure.Row{}, err
+		}
 	}
-	sw := &trampHookSwitch{load: func() (*ebpf.Program, error) { return f.tryLoad(h.prog, nil) }, link: h.link}
+	sw := &trampHookSwitch{attach: func() (io.Closer, error) {
+		var on closers
+		for _, prog := range h.progs {
+			p, err := f.tryLoad(prog, nil)
+			if err != nil {
+				return nil, errors.Join(err, on.Close())
+			}
+			on = append(on, p)
+			l, err := h.link(p)
+			if err != nil {
+				return nil, errors.Join(err, on.Close())
+			}
+			on = append(on, l)
+		}
+		return on, nil
+	}}
 	f.tb.Cleanup(func() {
-		if err := sw.detach(); err != nil {
+		if err := sw.unset(); err != nil {
 			f.tb.Error(err)
 		}
 	})
-	doing := "attach " + h.prog
+	doing := "attach " + strings.Join(h.progs, " and ")
 	if h.feature != "" {
 		doing += " (" + h.feature + ")"
 	}
-	if err := sw.attach(); err != nil {
+	if err := sw.set(); err != nil {
 		return measure.Row{}, fmt.Errorf("%s: %w", doing, err)
 	}
 	if err := failAt("trampoline-attached"); err != nil {
 		return measure.Row{}, err
 	}
-	if err := sw.detach(); err != nil {
-		return measure.Row{}, fmt.Errorf("detach %s: %w", h.prog, err)
+	if err := sw.unset(); err != nil {
+		return measure.Row{}, fmt.Errorf("detach %s: %w", strings.Join(h.progs, " and "), err)
 	}
 	hooks.all = append(hooks.all, sw)
-	return measure.Row{Variant: loop(1, hooks.only(sw)), Base: loop(0, hooks.only(nil))}, nil
+	runs, returns := h.runs()
+	return measure.Row{Variant: loop(runs, returns, hooks.only(sw)), Base: loop(0, 0, hooks.only(nil))}, nil
 }
 
 // driver loads the driver program that calls target.
@@ -152,6 +180,12 @@ func attachTracing(p *ebpf.Program) (link.Link, error) {
 	return link.AttachTracing(link.TracingOptions{Program: p})
 }
 
+// attachSession attaches an fsession program loaded with its target:
+// link.AttachTracing refuses the attach type, a raw link takes it.
+func attachSession(p *ebpf.Program) (link.Link, error) {
+	return link.AttachRawLink(link.RawLinkOptions{Program: p, Attach: bpf.AttachFSession})
+}
+
 // attachTo is a load's edit that attaches program prog to function fn
 // of the BPF program tgt.
 func attachTo(prog string, tgt *ebpf.Program, fn string) func(*ebpf.CollectionSpec) error {
@@ -168,13 +202,23 @@ func (f *trampolineFamily) xdpHooksRow(attach string, n int) (measure.Row, error
 	if err := probe.Tracing(); err != nil {
 		return measure.Row{}, err
 	}
+	hooks, attachOne := uint64(n), attachTracing
+	if attach == "fsession" {
+		if err := probe.HaveAttachType("BPF_TRACE_FSESSION", "Linux 7.0"); err != nil {
+			return measure.Row{}, err
+		}
+		hooks, attachOne = uint64(2*n), attachSession
+	}
 	tgt, err := f.load("target", nil)
 	if err != nil {
 		return measure.Row{}, err
 	}
 	for i := range n {
 		prog := "on_entry"
-		if attach == "fexit" || (attach == "both" && i >= n/2) {
+		switch {
+		case attach == "fsession":
+			prog = "on_session"
+		case attach == "fexit" || (attach == "both" && i >= n/2):
 			prog = "on_exit"
 		}
 		// A fresh program per attachment: one whose target is a BPF
@@ -183,7 +227,7 @@ func (f *trampolineFamily) xdpHooksRow(attach string, n int) (measure.Row, error
 		if err != nil {
 			return measure.Row{}, err
 		}
-		l, err := link.AttachTracing(link.TracingOptions{Program: p})
+		l, err := attachOne(p)
 		if err != nil {
 			return measure.Row{}, fmt.Errorf("attach %s program %d of %d to an XDP program: %w", prog, i+1, n, err)
 		}
@@ -192,7 +236,11 @@ func (f *trampolineFamily) xdpHooksRow(attach string, n int) (measure.Row, error
 	if err := failAt("trampoline-attached"); err != nil {
 		return measure.Row{}, err
 	}
-	return measure.Row{Variant: f.xdpLoop(tgt, uint64(n)), Base: f.xdpLoop(f.core.Target, 0), Report: perTrampProg(n)}, nil
+	v := f.xdpLoop(tgt, hooks)
+	if attach == "fsession" {
+		v.Counters = append(v.Counters, testrun.Counter{Name: "session_returns", Var: f.core.SessionReturns, PerRepeat: uint64(n)})
+	}
+	return measure.Row{Variant: v, Base: f.xdpLoop(f.core.Target, 0), Report: perTrampProg(n)}, nil
 }
 
 // chainRow loads a dispatcher whose n stubs freplace replaced

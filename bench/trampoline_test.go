@@ -26,8 +26,9 @@ import (
 var trampolineProgs = []int{1, 2, 4, 8, 16}
 
 // trampolineAttach are the ways programs attach to the XDP program: none
-// (the baseline), fentry, fexit, and both (half of progs each).
-var trampolineAttach = []string{"none", "fentry", "fexit", "both"}
+// (the baseline), fentry, fexit, both (half of progs each), and fsession
+// (one program in both lists; progs=1 only).
+var trampolineAttach = []string{"none", "fentry", "fexit", "both", "fsession"}
 
 // trampMaxChain is libxdp's limit of programs behind one dispatcher
 // (MAX_DISPATCHER_ACTIONS), the number of stubs in progs/trampoline.c.
@@ -43,8 +44,9 @@ type trampHook struct {
 	// tracepoint and may be hooked by fmod_ret; Linux 6.10).
 	target string
 	attach string
-	// prog is the hook program in progs/trampoline.c; "" for the baseline.
-	prog string
+	// progs are the hook programs in progs/trampoline.c, each attached
+	// with link; none for the baseline.
+	progs []string
 	// feature names what attaching needs, for the skip message of a
 	// kernel that lacks it.
 	feature string
@@ -58,33 +60,41 @@ type trampHook struct {
 // trampHooks: each target's first row is its baseline.
 var trampHooks = []trampHook{
 	{target: "helper", attach: "none"},
-	{target: "helper", attach: "fentry", prog: "helper_fentry", require: probe.Tracing, link: attachTracing},
-	{target: "helper", attach: "fexit", prog: "helper_fexit", require: probe.Tracing, link: attachTracing},
-	{target: "helper", attach: "kprobe", prog: "helper_kprobe", require: probe.Kprobes, link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "fentry", progs: []string{"helper_fentry"}, require: probe.Tracing, link: attachTracing},
+	{target: "helper", attach: "fexit", progs: []string{"helper_fexit"}, require: probe.Tracing, link: attachTracing},
+	{target: "helper", attach: "both", progs: []string{"helper_fentry", "helper_fexit"}, require: probe.Tracing, link: attachTracing},
+	{target: "helper", attach: "fsession", progs: []string{"helper_fsession"}, require: requireAttach("BPF_TRACE_FSESSION", "Linux 7.0"), link: attachSession},
+	{target: "helper", attach: "fentry-multi", progs: []string{"helper_fentry_multi"}, require: requireAttach("BPF_TRACE_FENTRY_MULTI", multiSince), link: func(p *ebpf.Program) (link.Link, error) {
+		return bpf.AttachTracingMulti(p, bpf.AttachFEntryMulti, trampHelper)
+	}},
+	{target: "helper", attach: "fexit-multi", progs: []string{"helper_fexit_multi"}, require: requireAttach("BPF_TRACE_FEXIT_MULTI", multiSince), link: func(p *ebpf.Program) (link.Link, error) {
+		return bpf.AttachTracingMulti(p, bpf.AttachFExitMulti, trampHelper)
+	}},
+	{target: "helper", attach: "kprobe", progs: []string{"helper_kprobe"}, require: probe.Kprobes, link: func(p *ebpf.Program) (link.Link, error) {
 		return link.Kprobe(trampHelper, p, nil)
 	}},
-	{target: "helper", attach: "kretprobe", prog: "helper_kretprobe", require: probe.Kprobes, link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "kretprobe", progs: []string{"helper_kretprobe"}, require: probe.Kprobes, link: func(p *ebpf.Program) (link.Link, error) {
 		return link.Kretprobe(trampHelper, p, nil)
 	}},
-	{target: "helper", attach: "kprobe-multi", prog: "helper_kprobe_multi", feature: "kprobe-multi links: Linux 5.18 with CONFIG_FPROBE", link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "kprobe-multi", progs: []string{"helper_kprobe_multi"}, feature: "kprobe-multi links: Linux 5.18 with CONFIG_FPROBE", link: func(p *ebpf.Program) (link.Link, error) {
 		return link.KprobeMulti(p, link.KprobeMultiOptions{Symbols: []string{trampHelper}})
 	}},
-	{target: "helper", attach: "kretprobe-multi", prog: "helper_kretprobe_multi", feature: "kprobe-multi links: Linux 5.18 with CONFIG_FPROBE", link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "helper", attach: "kretprobe-multi", progs: []string{"helper_kretprobe_multi"}, feature: "kprobe-multi links: Linux 5.18 with CONFIG_FPROBE", link: func(p *ebpf.Program) (link.Link, error) {
 		return link.KretprobeMulti(p, link.KprobeMultiOptions{Symbols: []string{trampHelper}})
 	}},
 	{target: "kfunc", attach: "none"},
-	{target: "kfunc", attach: "rawtp", prog: "kfunc_rawtp", link: func(p *ebpf.Program) (link.Link, error) {
+	{target: "kfunc", attach: "rawtp", progs: []string{"kfunc_rawtp"}, link: func(p *ebpf.Program) (link.Link, error) {
 		return link.AttachRawTracepoint(link.RawTracepointOptions{Name: trampTracepoint, Program: p})
 	}},
-	{target: "kfunc", attach: "tp_btf", prog: "kfunc_tp_btf", link: attachTracing},
-	{target: "kfunc", attach: "tp", prog: "kfunc_tp", link: func(p *ebpf.Program) (l link.Link, err error) {
+	{target: "kfunc", attach: "tp_btf", progs: []string{"kfunc_tp_btf"}, link: attachTracing},
+	{target: "kfunc", attach: "tp", progs: []string{"kfunc_tp"}, link: func(p *ebpf.Program) (l link.Link, err error) {
 		err = tracefs.Do(func() error {
 			l, err = link.Tracepoint(trampTracepointGroup, trampTracepoint, p, nil)
 			return err
 		})
 		return l, err
 	}},
-	{target: "kfunc", attach: "fmod_ret", prog: "kfunc_fmod_ret", require: probe.Tracing, link: attachTracing},
+	{target: "kfunc", attach: "fmod_ret", progs: []string{"kfunc_fmod_ret"}, require: probe.Tracing, link: attachTracing},
 }
 
 const (
@@ -93,6 +103,32 @@ const (
 	trampTracepoint      = "bpf_trigger_tp"
 	trampTracepointGroup = "bpf_test_run"
 )
+
+// runs are the runs of h's programs and of their session returns per
+// call of the function: an fsession program runs at the entry and at
+// the return.
+func (h trampHook) runs() (hooks, returns uint64) {
+	if h.attach == "fsession" {
+		return 2, 1
+	}
+	return uint64(len(h.progs)), 0
+}
+
+// multiSince says which kernels have tracing multi-links: Jiri Olsa's
+// series of 2026, in 7.3 of the matrix and not in 6.12.
+const multiSince = "tracing multi-links of 2026: Linux 7.3 has them"
+
+// requireAttach is a trampHook's require for an attach type the kernel
+// names in its BTF since a release (probe.HaveAttachType), and for
+// tracing programs.
+func requireAttach(name, since string) func() error {
+	return func() error {
+		if err := probe.Tracing(); err != nil {
+			return err
+		}
+		return probe.HaveAttachType(name, since)
+	}
+}
 
 // trampDrivers are the driver program of each trampHook target.
 var trampDrivers = map[string]string{"helper": "drive_helper", "kfunc": "drive_kfunc"}
@@ -106,6 +142,8 @@ var trampDrivers = map[string]string{"helper": "drive_helper", "kfunc": "drive_k
 //     (Linux 5.5), against attach=none, the same program unhooked; up to
 //     BPF_MAX_TRAMP_LINKS, the kernel's cap per target. delta-ns/prog is
 //     the increment per attached program.
+//   - target=xdp|helper/attach=fsession/progs=1: one fsession program
+//     (Linux 7.0), in both lists, against attach=both/progs=2.
 //   - target=xdp/attach=freplace/chain=N: libxdp's multi-program attach,
 //     a dispatcher program calling N global functions that freplace (Linux
 //     5.6) replaced with small XDP programs, against attach=inline/chain=N,
@@ -116,7 +154,8 @@ var trampDrivers = map[string]string{"helper": "drive_helper", "kfunc": "drive_k
 //     fires the bpf_trigger_tp tracepoint); ns/op is per call, and
 //     delta-ns/op what the hook adds to each: fentry, fexit, fmod_ret
 //     (trampolines), kprobe and kretprobe (ftrace-based kprobes),
-//     kprobe-multi and kretprobe-multi (fprobe), rawtp, tp_btf and tp
+//     kprobe-multi and kretprobe-multi (fprobe), fentry-multi and
+//     fexit-multi (tracing multi-links), rawtp, tp_btf and tp
 //     (tracepoints: raw, BTF-typed, perf). The hook is attached and
 //     detached between rounds, so baseline and hook alternate.
 //
@@ -130,7 +169,7 @@ func BenchmarkTrampoline(b *testing.B) {
 	rows := []measure.Row{{Name: "target=xdp/attach=none/progs=0", Variant: f.xdpLoop(f.core.Target, 0)}}
 	for _, attach := range trampolineAttach[1:] {
 		for _, n := range append(trampolineProgs, probe.TrampolineCap()) {
-			if attach == "both" && n%2 != 0 {
+			if attach == "both" && n%2 != 0 || attach == "fsession" && n != 1 {
 				continue
 			}
 			rows = append(rows, f.row(b, fmt.Sprintf("target=xdp/attach=%s/progs=%d", attach, n), func() (measure.Row, error) {
@@ -147,11 +186,7 @@ func BenchmarkTrampoline(b *testing.B) {
 	}
 	hooks := &trampKernelHooks{}
 	for _, h := range trampHooks {
-		n := 1
-		if h.prog == "" {
-			n = 0
-		}
-		rows = append(rows, f.row(b, fmt.Sprintf("target=%s/attach=%s/progs=%d", h.target, h.attach, n), func() (measure.Row, error) {
+		rows = append(rows, f.row(b, fmt.Sprintf("target=%s/attach=%s/progs=%d", h.target, h.attach, len(h.progs)), func() (measure.Row, error) {
 			return f.kernelHookRow(h, hooks)
 		}))
 	}
@@ -189,13 +224,15 @@ func (f *trampolineFamily) row(b *testing.B, name string, setup func() (measure.
 type trampolineFamily struct {
 	spec *ebpf.CollectionSpec
 	core struct {
-		Bss        *ebpf.Map      `ebpf:".bss"`
-		Target     *ebpf.Program  `ebpf:"target"`
-		Runs       *ebpf.Variable `ebpf:"runs"`
-		HookRuns   *ebpf.Variable `ebpf:"hook_runs"`
-		ChainRuns  *ebpf.Variable `ebpf:"chain_runs"`
-		Calls      *ebpf.Variable `ebpf:"calls"`
-		Iterations *ebpf.Variable `ebpf:"iterations"`
+		Bss      *ebpf.Map      `ebpf:".bss"`
+		Target   *ebpf.Program  `ebpf:"target"`
+		Runs     *ebpf.Variable `ebpf:"runs"`
+		HookRuns *ebpf.Variable `ebpf:"hook_runs"`
+		// SessionReturns counts the fsession programs' runs at a return.
+		SessionReturns *ebpf.Variable `ebpf:"session_returns"`
+		ChainRuns      *ebpf.Variable `ebpf:"chain_runs"`
+		Calls          *ebpf.Variable `ebpf:"calls"`
+		Iterations     *ebpf.Variable `ebpf:"iterations"`
 	}
 	holder *rig.Holder
 	frame  []byte
@@ -251,6 +288,14 @@ func (f *trampolineFamily) tryLoad(name string, edit func(*ebpf.CollectionSpec) 
 			return nil, fmt.Errorf("load %s: %w", name, err)
 		}
 	}
+	if attach, ok := rawAttach(cs.Programs[name]); ok {
+		ps := cs.Programs[name]
+		p, err := bpf.LoadTracing(bpf.TracingLoad{Spec: ps, Attach: attach, Maps: map[string]*ebpf.Map{".bss": f.core.Bss}, Target: ps.AttachTarget})
+		if err != nil {
+			return nil, fmt.Errorf("load %s (%s): %w", name, ps.SectionName, probe.ClassifyLoad(err, ps))
+		}
+		return p, nil
+	}
 	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{
 		MapReplacements: map[string]*ebpf.Map{".bss": f.core.Bss},
 	})
@@ -259,6 +304,21 @@ func (f *trampolineFamily) tryLoad(name string, edit func(*ebpf.CollectionSpec) 
 	}
 	defer coll.Close()
 	return coll.DetachProgram(name), nil
+}
+
+// rawAttach is the attach type of ps where cilium/ebpf cannot load it
+// (bpf.LoadTracing): fsession, and the multi-link sections it does not
+// read.
+func rawAttach(ps *ebpf.ProgramSpec) (ebpf.AttachType, bool) {
+	switch {
+	case ps.Type == ebpf.Tracing && ps.AttachType == bpf.AttachFSession:
+		return bpf.AttachFSession, true
+	case strings.HasPrefix(ps.SectionName, "fentry.multi/"):
+		return bpf.AttachFEntryMulti, true
+	case strings.HasPrefix(ps.SectionName, "fexit.multi/"):
+		return bpf.AttachFExitMulti, true
+	}
+	return 0, false
 }
 
 // xdpLoop is the test_run loop of XDP program p, held in the dispatcher,
@@ -451,4 +511,78 @@ func TestTrampolineLeavesNothing(t *testing.T) {
 	}
 	requireSameState(t, before)
 	requireNoTrampolinePrograms(t)
+}
+
+// TestTrampolineSession: one fsession program on an XDP program runs at
+// its entry and at its return, and bpf_session_is_return tells the two
+// apart; a multi-link program runs once per call of its one function.
+func TestTrampolineSession(t *testing.T) {
+	host.RequireRoot(t)
+	probe.Require(t, probe.Tracing(), "trampolines")
+	probe.Require(t, probe.HaveAttachType("BPF_TRACE_FSESSION", "Linux 7.0"), "fsession")
+	f := newTrampolineFamily(t)
+	tgt, err := f.load("target", nil)
+	probe.Require(t, err, "load the target")
+	p, err := f.load("on_session", attachTo("on_session", tgt, "target"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := attachSession(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	delta := func(run func() error, vars ...*ebpf.Variable) []uint64 {
+		t.Helper()
+		before := make([]uint64, len(vars))
+		for i, v := range vars {
+			if err := v.Get(&before[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := run(); err != nil {
+			t.Fatal(err)
+		}
+		d := make([]uint64, len(vars))
+		for i, v := range vars {
+			var after uint64
+			if err := v.Get(&after); err != nil {
+				t.Fatal(err)
+			}
+			d[i] = after - before[i]
+		}
+		return d
+	}
+	const runs = 5
+	d := delta(func() error {
+		_, err := tgt.Run(&ebpf.RunOptions{Data: f.frame, Repeat: runs})
+		return err
+	}, f.core.HookRuns, f.core.SessionReturns)
+	if d[0] != 2*runs || d[1] != runs {
+		t.Errorf("%d runs of the hooked program: the fsession program ran %d times, %d of them at a return; want %d and %d", runs, d[0], d[1], 2*runs, runs)
+	}
+
+	probe.Require(t, probe.HaveAttachType("BPF_TRACE_FENTRY_MULTI", multiSince), "tracing multi-links")
+	drv, err := f.driver("helper")
+	probe.Require(t, err, "load the helper's driver")
+	m, err := f.load("helper_fentry_multi", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ml, err := bpf.AttachTracingMulti(m, bpf.AttachFEntryMulti, trampHelper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ml.Close()
+	const calls = 7
+	if err := f.core.Iterations.Set(uint32(calls)); err != nil {
+		t.Fatal(err)
+	}
+	d = delta(func() error {
+		_, err := drv.Run(&ebpf.RunOptions{})
+		return err
+	}, f.core.HookRuns, f.core.Calls)
+	if d[0] != calls || d[1] != calls {
+		t.Errorf("a driver run of %d calls of %s: the fentry-multi program ran %d times over %d calls, want %d", calls, trampHelper, d[0], d[1], calls)
+	}
 }

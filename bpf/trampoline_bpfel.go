@@ -21,7 +21,10 @@ const (
 	TrampolineProgDriveHelper          = "drive_helper"
 	TrampolineProgDriveKfunc           = "drive_kfunc"
 	TrampolineProgHelperFentry         = "helper_fentry"
+	TrampolineProgHelperFentryMulti    = "helper_fentry_multi"
 	TrampolineProgHelperFexit          = "helper_fexit"
+	TrampolineProgHelperFexitMulti     = "helper_fexit_multi"
+	TrampolineProgHelperFsession       = "helper_fsession"
 	TrampolineProgHelperKprobe         = "helper_kprobe"
 	TrampolineProgHelperKprobeMulti    = "helper_kprobe_multi"
 	TrampolineProgHelperKretprobe      = "helper_kretprobe"
@@ -32,6 +35,7 @@ const (
 	TrampolineProgKfuncTpBtf           = "kfunc_tp_btf"
 	TrampolineProgOnEntry              = "on_entry"
 	TrampolineProgOnExit               = "on_exit"
+	TrampolineProgOnSession            = "on_session"
 	TrampolineProgSingle               = "single"
 	TrampolineProgTarget               = "target"
 	TrampolineVarCalls                 = "calls"
@@ -41,6 +45,7 @@ const (
 	TrampolineVarIterations            = "iterations"
 	TrampolineVarNumProgs              = "num_progs"
 	TrampolineVarRuns                  = "runs"
+	TrampolineVarSessionReturns        = "session_returns"
 )
 
 // LoadTrampoline returns the embedded CollectionSpec for Trampoline.
@@ -90,7 +95,10 @@ type TrampolineProgramSpecs struct {
 	DriveHelper          *ebpf.ProgramSpec `ebpf:"drive_helper"`
 	DriveKfunc           *ebpf.ProgramSpec `ebpf:"drive_kfunc"`
 	HelperFentry         *ebpf.ProgramSpec `ebpf:"helper_fentry"`
+	HelperFentryMulti    *ebpf.ProgramSpec `ebpf:"helper_fentry_multi"`
 	HelperFexit          *ebpf.ProgramSpec `ebpf:"helper_fexit"`
+	HelperFexitMulti     *ebpf.ProgramSpec `ebpf:"helper_fexit_multi"`
+	HelperFsession       *ebpf.ProgramSpec `ebpf:"helper_fsession"`
 	HelperKprobe         *ebpf.ProgramSpec `ebpf:"helper_kprobe"`
 	HelperKprobeMulti    *ebpf.ProgramSpec `ebpf:"helper_kprobe_multi"`
 	HelperKretprobe      *ebpf.ProgramSpec `ebpf:"helper_kretprobe"`
@@ -101,6 +109,7 @@ type TrampolineProgramSpecs struct {
 	KfuncTpBtf           *ebpf.ProgramSpec `ebpf:"kfunc_tp_btf"`
 	OnEntry              *ebpf.ProgramSpec `ebpf:"on_entry"`
 	OnExit               *ebpf.ProgramSpec `ebpf:"on_exit"`
+	OnSession            *ebpf.ProgramSpec `ebpf:"on_session"`
 	Single               *ebpf.ProgramSpec `ebpf:"single"`
 	Target               *ebpf.ProgramSpec `ebpf:"target"`
 }
@@ -122,6 +131,7 @@ type TrampolineVariableSpecs struct {
 	Iterations       *ebpf.VariableSpec `ebpf:"iterations"`
 	NumProgs         *ebpf.VariableSpec `ebpf:"num_progs"`
 	Runs             *ebpf.VariableSpec `ebpf:"runs"`
+	SessionReturns   *ebpf.VariableSpec `ebpf:"session_returns"`
 }
 
 // TrampolineObjects contains all objects after they have been loaded into the kernel.
@@ -161,6 +171,7 @@ type TrampolineVariables struct {
 	Iterations       *ebpf.Variable `ebpf:"iterations"`
 	NumProgs         *ebpf.Variable `ebpf:"num_progs"`
 	Runs             *ebpf.Variable `ebpf:"runs"`
+	SessionReturns   *ebpf.Variable `ebpf:"session_returns"`
 }
 
 // TrampolinePrograms contains all programs after they have been loaded into the kernel.
@@ -172,7 +183,10 @@ type TrampolinePrograms struct {
 	DriveHelper          *ebpf.Program `ebpf:"drive_helper"`
 	DriveKfunc           *ebpf.Program `ebpf:"drive_kfunc"`
 	HelperFentry         *ebpf.Program `ebpf:"helper_fentry"`
+	HelperFentryMulti    *ebpf.Program `ebpf:"helper_fentry_multi"`
 	HelperFexit          *ebpf.Program `ebpf:"helper_fexit"`
+	HelperFexitMulti     *ebpf.Program `ebpf:"helper_fexit_multi"`
+	HelperFsession       *ebpf.Program `ebpf:"helper_fsession"`
 	HelperKprobe         *ebpf.Program `ebpf:"helper_kprobe"`
 	HelperKprobeMulti    *ebpf.Program `ebpf:"helper_kprobe_multi"`
 	HelperKretprobe      *ebpf.Program `ebpf:"helper_kretprobe"`
@@ -183,6 +197,7 @@ type TrampolinePrograms struct {
 	KfuncTpBtf           *ebpf.Program `ebpf:"kfunc_tp_btf"`
 	OnEntry              *ebpf.Program `ebpf:"on_entry"`
 	OnExit               *ebpf.Program `ebpf:"on_exit"`
+	OnSession            *ebpf.Program `ebpf:"on_session"`
 	Single               *ebpf.Program `ebpf:"single"`
 	Target               *ebpf.Program `ebpf:"target"`
 }
@@ -194,7 +209,10 @@ func (p *TrampolinePrograms) Close() error {
 		p.DriveHelper,
 		p.DriveKfunc,
 		p.HelperFentry,
+		p.HelperFentryMulti,
 		p.HelperFexit,
+		p.HelperFexitMulti,
+		p.HelperFsession,
 		p.HelperKprobe,
 		p.HelperKprobeMulti,
 		p.HelperKretprobe,
@@ -205,6 +223,7 @@ func (p *TrampolinePrograms) Close() error {
 		p.KfuncTpBtf,
 		p.OnEntry,
 		p.OnExit,
+		p.OnSession,
 		p.Single,
 		p.Target,
 	)

@@ -21,8 +21,12 @@
 
 /* Runs of the XDP programs (target, dispatcher, single) and the drivers. */
 volatile __u64 runs;
-/* Runs of every hook program: fentry, fexit, fmod_ret, raw_tp, tp, kprobe. */
+/* Runs of every hook program: fentry, fexit, fmod_ret, raw_tp, tp, kprobe;
+ * an fsession program counts its entry and its exit, as an fentry and an
+ * fexit program would. */
 volatile __u64 hook_runs;
+/* Of those, the fsession programs' runs on the function's return. */
+volatile __u64 session_returns;
 /* Runs of the chained XDP programs, and of their inlined work in single. */
 volatile __u64 chain_runs;
 /* Kernel function calls made by the drivers, one per bpf_loop iteration. */
@@ -52,6 +56,23 @@ SEC("fexit/target")
 int on_exit(void *ctx)
 {
 	COUNT_RUN(hook_runs);
+	return 0;
+}
+
+/*
+ * fsession (Linux 7.0): one program in both the fentry and the fexit list of
+ * the trampoline, told apart by bpf_session_is_return(), which the verifier
+ * inlines. The section is libbpf's; cilium/ebpf knows neither it nor the
+ * attach type, so the Go side loads and attaches it itself (bpf.LoadSession).
+ */
+extern _Bool bpf_session_is_return(void *ctx) __ksym __weak;
+
+SEC("fsession/target")
+int on_session(void *ctx)
+{
+	COUNT_RUN(hook_runs);
+	if (bpf_session_is_return(ctx))
+		COUNT_RUN(session_returns);
 	return 0;
 }
 
@@ -193,6 +214,31 @@ int helper_fentry(void *ctx)
 
 SEC("fexit/bpf_get_numa_node_id")
 int helper_fexit(void *ctx)
+{
+	COUNT_RUN(hook_runs);
+	return 0;
+}
+
+SEC("fsession/bpf_get_numa_node_id")
+int helper_fsession(void *ctx)
+{
+	COUNT_RUN(hook_runs);
+	if (bpf_session_is_return(ctx))
+		COUNT_RUN(session_returns);
+	return 0;
+}
+
+/* Tracing multi-links (Linux 7.3: BPF_TRACE_FENTRY_MULTI, FEXIT_MULTI): one
+ * link attaches the program to a list of functions; here a list of one. */
+SEC("fentry.multi/bpf_get_numa_node_id")
+int helper_fentry_multi(void *ctx)
+{
+	COUNT_RUN(hook_runs);
+	return 0;
+}
+
+SEC("fexit.multi/bpf_get_numa_node_id")
+int helper_fexit_multi(void *ctx)
 {
 	COUNT_RUN(hook_runs);
 	return 0;
