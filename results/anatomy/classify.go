@@ -57,6 +57,10 @@ const (
 	// Undecoded are instructions the decoder could not read (counted in
 	// Instrs, in no other kind).
 	Undecoded
+	// ClockReads are reads of the time stamp counter (rdtsc, rdtscp):
+	// what sched_clock() and ktime_get_ns() come down to on a TSC clock
+	// source, in a pvclock read too.
+	ClockReads
 	nKinds
 )
 
@@ -78,6 +82,7 @@ var kindUnits = [nKinds]string{
 	DepthAccounting: "depth-updates/op",
 	BareRets:        "bare-rets/op",
 	Undecoded:       "undecoded/op",
+	ClockReads:      "clock-reads/op",
 }
 
 // Unit is the kind's unit.
@@ -194,6 +199,8 @@ func classify(c *Counts, in x86asm.Inst) {
 		c[Rets]++
 	case x86asm.LFENCE:
 		c[Lfences]++
+	case x86asm.RDTSC, x86asm.RDTSCP:
+		c[ClockReads]++
 	case x86asm.CPUID, x86asm.IRET, x86asm.IRETD, x86asm.IRETQ, x86asm.WRMSR:
 		c[Serialising]++
 	case x86asm.MOV:

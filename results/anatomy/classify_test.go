@@ -20,20 +20,22 @@ func TestProfileClassifies(t *testing.T) {
 		[]byte{0xff, 0xe0},                                                 // jmp *%rax
 		[]byte{0xc3},                                                       // ret
 		[]byte{0x0f, 0x01, 0xca},                                           // clac
+		[]byte{0x0f, 0x31},                                                 // rdtsc
+		[]byte{0x0f, 0x01, 0xf9},                                           // rdtscp
 	)
 	b := &Block{Vaddr: 0x1000, Insns: insns, Syms: newSymbols([]Symbol{{Addr: 0x1000, Name: "f"}})}
 	p := profileOf(b)
 	want := map[Kind]float64{
-		Instrs: 12, Calls: 1, IndirectCalls: 1, IndirectJumps: 1, Rets: 1, Lfences: 1, Serialising: 1,
-		KCFIChecks: 1, FineIBT: 1, Endbr: 1, DepthAccounting: 1, BareRets: 1,
+		Instrs: 14, Calls: 1, IndirectCalls: 1, IndirectJumps: 1, Rets: 1, Lfences: 1, Serialising: 1,
+		KCFIChecks: 1, FineIBT: 1, Endbr: 1, DepthAccounting: 1, BareRets: 1, ClockReads: 2,
 	}
 	for k := Kind(0); k < nKinds; k++ {
 		if p.counts[k] != want[k] {
 			t.Errorf("%s = %v, want %v", k.Unit(), p.counts[k], want[k])
 		}
 	}
-	if len(p.fns) != 1 || p.fns[0] != (fnCount{"f", 12}) {
-		t.Errorf("functions = %v, want f with 12", p.fns)
+	if len(p.fns) != 1 || p.fns[0] != (fnCount{"f", 14}) {
+		t.Errorf("functions = %v, want f with 14", p.fns)
 	}
 }
 

@@ -29,6 +29,7 @@ var columns = []column{
 	{FineIBT.Unit(), "fineibt"},
 	{Endbr.Unit(), "endbr"},
 	{DepthAccounting.Unit(), "depth"},
+	{ClockReads.Unit(), "clock"},
 	{Undecoded.Unit(), "undecoded"},
 }
 

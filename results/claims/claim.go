@@ -130,7 +130,24 @@ var (
 	callKernel = kernelBefore(6_019, "a real (not emulated) kernel without the trampoline's jmp mode (before 6.19)")
 	icountJmp  = icount(kernelFrom(6_019, "an instruction-count file (virt: tcg-icount) of a kernel with jmp mode (6.19 or later)"))
 	icountCall = icount(kernelBefore(6_019, "an instruction-count file (virt: tcg-icount) of a kernel without jmp mode (before 6.19)"))
+	// A boot with the default mitigations (claim 9.1).
+	mitigationsDefault = &Boot{Name: "a boot with the default mitigations", Labels: []string{"mitigations"}, Test: func(f *benchfile.File) bool {
+		return f.Label("mitigations") == "default"
+	}}
+	// fsession was merged for Linux 7.0, tracing multi-links are in 7.3.
+	fsessionKernel = kernelFrom(7_000, "a real kernel with fsession (7.0 or later)")
+	multiOff       = both(kernelFrom(7_003, "a kernel with tracing multi-links (7.3)"), mitigationsOff)
+	icountFsession = icount(kernelFrom(7_000, "an instruction-count file (virt: tcg-icount) of a kernel with fsession (7.0 or later)"))
+	icountMulti    = icount(kernelFrom(7_003, "an instruction-count file (virt: tcg-icount) of a kernel with tracing multi-links (7.3)"))
+	icountAny      = icount(&Boot{Name: "an instruction-count file (virt: tcg-icount)", Test: func(*benchfile.File) bool { return true }})
 )
+
+// both is a boot that is a and b.
+func both(a, b *Boot) *Boot {
+	return &Boot{Name: a.Name + ", " + b.Name, Labels: append(slices.Clone(a.Labels), b.Labels...), Test: func(f *benchfile.File) bool {
+		return a.Test(f) && b.Test(f)
+	}}
+}
 
 // kernelFrom is a kernel of version v (major*1000+minor) or later.
 func kernelFrom(v int, name string) *Boot {

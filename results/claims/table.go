@@ -10,6 +10,8 @@
 // measurement against it is the verdict package's.
 package claims
 
+import "math"
+
 // The published figures of docs/claims.md, each with the measurement that
 // checks it: the document and this table carry the same IDs
 // (TestClaimsDocument). Adding a claim is adding a row:
@@ -297,11 +299,71 @@ var All = []Claim{
 			A:    sel("BenchmarkMitigations/prog=drop/stats=on", "delta-ns/op"),
 		},
 	},
+	{
+		ID:   "7.2",
+		Text: "run-time stats cost two clock reads per run, ~20 ns each: ~40 ns (Cilium CFP-46760, 2026)",
+		Published: Published{Value: 40, Lo: 30, Hi: 50, Unit: "ns/op",
+			From: "cilium/design-cfps#101 (CFP-46760, August 2026): \"two clock reads per run, about 20 ns each on bare metal\"",
+			Why:  "2 x 20 ns, each given to the nearest 10 ns: +-5 ns each, +-10 ns on the sum"},
+		Measure: Measure{
+			What: "prog=drop with run-time stats on (BPF_ENABLE_STATS) minus the same with them off, paired rounds",
+			A:    sel("BenchmarkMitigations/prog=drop/stats=on", "delta-ns/op"),
+			Note: "the anatomy counts the clock reads per run (docs/claims.md#mechanisms-what-the-anatomy-must-count)",
+		},
+	},
 	// §8 Indirect target selection (ITS).
 	{
 		ID:        "8.1",
 		Text:      "ITS: on affected Intel CPUs BPF's indirect branches and returns go through thunks (no published figure)",
 		Published: Published{Unit: "ns/call", From: "Documentation/admin-guide/hw-vuln/indirect-target-selection.rst; BPF JIT emit_indirect_jump()", Why: "no published figure for BPF"},
 		Info:      itsInfo,
+	},
+	// §9 The trampoline of 2026: fsession, tracing multi-links, and
+	// what mitigations do to a trampoline call.
+	{
+		ID:        "9.1",
+		Text:      "mitigations multiply what an fentry program adds to a call ~4.7 times (+15.3 ns with mitigations=off, +71.7 ns with the defaults)",
+		Published: rated(75.4-3.74, 16.2-0.90, "bpf-next 00/25 (Menglong Dong, 2025-05-28): fentry 75.4 ns and the bare function 3.74 ns by default, 16.2 and 0.90 with mitigations=off, 10M calls of bpf_fentry_test1"),
+		Measure: Measure{
+			What: "the fentry row's paired delta on a boot with the default mitigations minus the same on a mitigations=off boot of one kernel",
+			A:    sel("BenchmarkTrampoline/target=helper/attach=fentry", "delta-ns/op").on(mitigationsDefault),
+			B:    sel("BenchmarkTrampoline/target=helper/attach=fentry", "delta-ns/op").on(mitigationsOff),
+			Note: "which events the mitigating boots add per call is judged under Mechanisms (9.1)",
+		},
+		Same:  []string{"kernel", "cfi"},
+		Shape: counted(Longer, "the fentry row's delta in instructions per call, default boot minus mitigations=off", icount(mitigationsDefault), icount(mitigationsOff)),
+	},
+	{
+		ID:        "9.2",
+		Text:      "a tracing multi-link's fentry costs ~1.7 ns more per call than a plain fentry (mitigations=off; the posting's design)",
+		Published: rated(17.9, 16.2, "bpf-next 00/25 (Menglong Dong, 2025-05-28; a global trampoline with a hash lookup, not the per-function trampolines Linux 7.3 ships): fentry_multi 17.9, fentry 16.2 ns, mitigations=off"),
+		Measure: Measure{
+			What: "the fentry-multi row's paired delta minus the fentry row's, one file",
+			A:    sel("BenchmarkTrampoline/target=helper/attach=fentry-multi", "delta-ns/op").on(multiOff),
+			B:    sel("BenchmarkTrampoline/target=helper/attach=fentry", "delta-ns/op").on(multiOff),
+		},
+		Shape: counted(Longer, "the fentry-multi row's delta in instructions per call minus the fentry row's, one file", icountMulti, icountMulti),
+	},
+	{
+		ID:        "9.3",
+		Text:      "a kprobe-multi program costs ~5.9 ns more per call than an fentry program (mitigations=off)",
+		Published: rated(22.1, 16.2, "bpf-next 00/25 (Menglong Dong, 2025-05-28): kprobe_multi 22.1, fentry 16.2 ns, mitigations=off"),
+		Measure: Measure{
+			What: "the kprobe-multi row's paired delta minus the fentry row's, one file",
+			A:    sel("BenchmarkTrampoline/target=helper/attach=kprobe-multi", "delta-ns/op").on(mitigationsOff),
+			B:    sel("BenchmarkTrampoline/target=helper/attach=fentry", "delta-ns/op").on(mitigationsOff),
+		},
+		Shape: counted(Longer, "the kprobe-multi row's delta in instructions per call minus the fentry row's, one file", icountAny, icountAny),
+	},
+	{
+		ID:        "9.4",
+		Text:      "one fsession program costs less than an fentry and an fexit program on the same function (no published figure)",
+		Published: Published{Value: 0, Lo: math.Inf(-1), Hi: 0, Unit: "ns/call", From: "the fsession postings (v1-v13, merged for Linux 7.0): no cost figure", Why: "any saving: the interval below 0"},
+		Measure: Measure{
+			What: "the fsession row's paired delta minus the both/progs=2 row's (an fentry and an fexit program), one file",
+			A:    sel("BenchmarkTrampoline/target=xdp/attach=fsession/progs=1", "delta-ns/op").on(fsessionKernel),
+			B:    sel("BenchmarkTrampoline/target=xdp/attach=both/progs=2", "delta-ns/op").on(fsessionKernel),
+		},
+		Shape: counted(Shorter, "the fsession row's delta in instructions per call minus the both/progs=2 row's, one file", icountFsession, icountFsession),
 	},
 }

@@ -22,7 +22,8 @@ import (
 const Tolerance = 0.05
 
 // A Rule is one expected count: of Unit on Row, in one file whose labels
-// match (Single), or as the difference of two files (Pair).
+// match (Single), as the difference of two rows of one file (Rows), or
+// as the difference of two files (Pair).
 type Rule struct {
 	IDs  string
 	Row  string
@@ -38,8 +39,15 @@ type Rule struct {
 	Pair         pairing
 	Want         float64
 	WantA, WantB float64
-	// Beside, for a Kernels rule, are rows printed next to it without a
-	// verdict.
+	// Of, for a Rows rule, is the row Row is held against: Row's count
+	// minus Of's, in each file the labels match.
+	Of string
+	// LabelB and HasB, for a Boots rule, tell B's file as Label and Has
+	// tell A's: two boots of one kernel on one QEMU CPU model, A minus B,
+	// against Want or, with WantUnits, the sum of those units on A's row.
+	LabelB, HasB string
+	// Beside, for a Kernels or Rows rule, are rows or units printed next
+	// to it without a verdict.
 	Beside []string
 	// Needs says what file the rule needs, for the report's "needs".
 	Needs string
@@ -51,9 +59,16 @@ const (
 	Single pairing = iota
 	CFI
 	Kernels
+	Rows
+	Boots
 )
 
-const k0Row = "BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp"
+const (
+	k0Row          = "BenchmarkDispatcher/dispatcher=k0/fill=none/prog=xdp"
+	fentryRow      = "BenchmarkTrampoline/target=helper/attach=fentry/progs=1"
+	statsRow       = "BenchmarkMitigations/prog=drop/stats=on/harden=0/spec=none"
+	bootMatrixNeed = "anatomies of BenchmarkTrampoline on a boot pair of one CPU model (tools/bootmatrix KERNEL "
+)
 
 // Rules are docs/claims.md's tables of mechanisms.
 var Rules = []Rule{
@@ -98,6 +113,23 @@ var Rules = []Rule{
 		Needs: "an anatomy of a retbleed=stuff boot (tools/bootmatrix KERNEL stuff)"},
 	{IDs: "call depth", Row: "BenchmarkTrampoline/target=xdp/attach=fexit/progs=1", Unit: "depth-updates/op", Label: "call-depth-tracking", Value: "on", WantUnits: []string{"calls/op", "rets/op"},
 		Needs: "an anatomy of a retbleed=stuff boot (tools/bootmatrix KERNEL stuff)"},
+	{IDs: "7.2", Row: statsRow, Unit: "delta-clock-reads/op", Label: "bpf-stats-enabled", Value: "0", Want: 2,
+		Needs: "an anatomy of BenchmarkMitigations's stats rows (make vmbench ICOUNT=0 ANATOMY=1)"},
+	{IDs: "9.1", Row: fentryRow, Unit: "delta-instrs/op", Pair: Boots, Label: "mitigations", Has: "default", LabelB: "mitigations", HasB: "off", Want: 0,
+		Needs: bootMatrixNeed + "default mitigations-off)"},
+	{IDs: "9.1", Row: fentryRow, Unit: "delta-retthunks/op", Pair: Boots, Label: "spec-rstack-overflow", Has: "Safe RET", LabelB: "spec-rstack-overflow", HasB: "Vulnerable",
+		WantUnits: []string{"delta-rets/op"}, Needs: bootMatrixNeed + "srso-safe-ret srso-off)"},
+	{IDs: "9.1", Row: fentryRow, Unit: "delta-retthunks/op", Pair: Boots, Label: "retbleed", Has: "untrained return thunk", LabelB: "retbleed", HasB: "Vulnerable",
+		WantUnits: []string{"delta-rets/op"}, Needs: bootMatrixNeed + "untrained-ret retbleed-off)"},
+	{IDs: "9.1", Row: fentryRow, Unit: "delta-depth-updates/op", Pair: Boots, Label: "call-depth-tracking", Has: "on", LabelB: "call-depth-tracking", HasB: "off",
+		WantUnits: []string{"delta-calls/op", "delta-rets/op"}, Needs: bootMatrixNeed + "stuff stuff-off)"},
+	{IDs: "9.2", Row: "BenchmarkTrampoline/target=helper/attach=fentry-multi/progs=1", Of: fentryRow, Unit: "delta-instrs/op", Pair: Rows, Want: 0,
+		Beside: []string{"delta-calls/op", "delta-rets/op"}, Needs: "an anatomy of BenchmarkTrampoline on a kernel with tracing multi-links (make vmbench KERNEL=7.3 ANATOMY=1)"},
+	{IDs: "9.3", Row: "BenchmarkTrampoline/target=helper/attach=kprobe-multi/progs=1", Of: fentryRow, Unit: "delta-retpolines/op", Pair: Rows, Want: 2,
+		Beside: []string{"delta-instrs/op", "delta-calls/op"}, Label: "retpoline", Value: "on",
+		Needs: "an anatomy of BenchmarkTrampoline on a boot with retpolines (make vmbench ANATOMY=1)"},
+	{IDs: "9.4", Row: "BenchmarkTrampoline/target=xdp/attach=fsession/progs=1", Of: "BenchmarkTrampoline/target=xdp/attach=both/progs=2", Unit: "delta-calls/op", Pair: Rows, Want: 0,
+		Beside: []string{"delta-instrs/op", "delta-rets/op"}, Needs: "an anatomy of BenchmarkTrampoline on a kernel with fsession (make vmbench KERNEL=7.3 ANATOMY=1)"},
 }
 
 // matches says a file is of the boot a Single rule reads.
@@ -226,6 +258,61 @@ func (r Rule) judge(files []*benchfile.File) []Outcome {
 				out = append(out, Outcome{Rule: r, Files: []*benchfile.File{a, b}, Counted: counted, Verdict: v})
 			}
 		}
+	case Rows:
+		for _, f := range files {
+			if r.Label != "" && !r.matches(f) {
+				continue
+			}
+			va, ok1 := value(f, r.Row, r.Unit)
+			vb, ok2 := value(f, r.Of, r.Unit)
+			if !ok1 || !ok2 {
+				continue
+			}
+			counted := fmt.Sprintf("%s - %s = %s", signed(va), signed(vb), signed(va-vb))
+			for _, u := range r.Beside {
+				xa, ok1 := value(f, r.Row, u)
+				xb, ok2 := value(f, r.Of, u)
+				if ok1 && ok2 {
+					counted += fmt.Sprintf("; %s %.2f against %.2f", u, xa, xb)
+				}
+			}
+			out = append(out, Outcome{Rule: r, Files: []*benchfile.File{f}, Counted: counted, Verdict: decide(va-vb, r.Want)})
+		}
+	case Boots:
+		for _, a := range files {
+			if !strings.Contains(a.Label(r.Label), r.Has) {
+				continue
+			}
+			for _, b := range files {
+				// B is not of A's boot: "Vulnerable: Safe RET" holds
+				// "Vulnerable" too.
+				ofA := r.LabelB == r.Label && strings.Contains(b.Label(r.Label), r.Has)
+				if !strings.Contains(b.Label(r.LabelB), r.HasB) || ofA ||
+					b.Label("kernel") != a.Label("kernel") || b.Label("qemu-cpu") != a.Label("qemu-cpu") {
+					continue
+				}
+				va, ok1 := value(a, r.Row, r.Unit)
+				vb, ok2 := value(b, r.Row, r.Unit)
+				want, ok3 := r.want(a)
+				if !ok1 || !ok2 || !ok3 {
+					continue
+				}
+				counted := fmt.Sprintf("%s - %s = %s", signed(va), signed(vb), signed(va-vb))
+				if len(r.WantUnits) > 0 {
+					counted += fmt.Sprintf(" (%s: %s)", strings.Join(r.WantUnits, " + "), signed(want))
+				}
+				path := "instrs/op"
+				if strings.HasPrefix(r.Unit, "delta-") {
+					path = "delta-instrs/op"
+				}
+				if pa, ok := value(a, r.Row, path); ok {
+					if pb, ok := value(b, r.Row, path); ok {
+						counted += fmt.Sprintf("; %s %.2f against %.2f", path, pa, pb)
+					}
+				}
+				out = append(out, Outcome{Rule: r, Files: []*benchfile.File{a, b}, Counted: counted, Verdict: decide(va-vb, want)})
+			}
+		}
 	}
 	if len(out) == 0 {
 		out = append(out, Outcome{Rule: r, Verdict: "needs " + r.Needs})
@@ -322,6 +409,14 @@ func (r Rule) expected() string {
 		return "kcfi - off = " + signed(r.Want)
 	case Kernels:
 		return fmt.Sprintf("%s then %s", signed(r.WantB), signed(r.WantA))
+	case Rows:
+		return fmt.Sprintf("minus %s: %s", short(r.Of), signed(r.Want))
+	case Boots:
+		want := signed(r.Want)
+		if len(r.WantUnits) > 0 {
+			want = "= " + strings.Join(r.WantUnits, " + ")
+		}
+		return fmt.Sprintf("...%s minus ...%s: %s", r.Has, r.HasB, want)
 	}
 	boot := r.Value
 	if r.Has != "" {

@@ -314,8 +314,8 @@ func TestContendedRows(t *testing.T) {
 // TestCommittedResultsJudged: the claims whose selectors were fixed (1.6's
 // call=tailcall, 3.1's paired delta) and the run-time stats claim get a
 // verdict from a run of ten passes (testdata/passes.txt) and from a run
-// of one (testdata/one-run.txt), which says so; no claim is judged from
-// an emulated file.
+// of one (testdata/one-run.txt), which says so; no claim's timing is
+// judged from an emulated file (a shape may be: its counts are exact).
 func TestCommittedResultsJudged(t *testing.T) {
 	files := committed(t)
 	intel, err := benchfile.Read(filepath.Join("testdata", "passes.txt"))
@@ -349,7 +349,7 @@ func TestCommittedResultsJudged(t *testing.T) {
 		}
 		for i := range claims.All {
 			for _, o := range Evaluate(&claims.All[i], []*benchfile.File{f}) {
-				if o.Verdict.Judged() {
+				if o.Verdict.Judged() && !o.Shape {
 					t.Errorf("claim %s judged from the emulated %s: %v", o.ID(), f.Stem(), o.Verdict)
 				}
 			}
