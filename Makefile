@@ -172,10 +172,14 @@ compare: ## compare two results files: what changed, the shift all rows share, t
 # Without FILES: the newest results file of this checkout's own runs (one
 # git does not track), never a committed one.
 MINE       = $(lastword $(sort $(shell git ls-files --others --exclude-standard -- 'results/*.txt' 2>/dev/null)))
-.PHONY: report
+.PHONY: report kcidb
 report: ## verdicts on docs/claims.md (and mechanisms, from .anatomy files), plots in results/plots/: make report [FILES="results/a.txt results/b.anatomy"] [REPORTFLAGS=-plots=false] (default: your newest run)
 	@test -n "$(or $(FILES),$(MINE))" || { echo "make report: no run of yours in results/ (make bench): give FILES=..."; exit 2; }
 	$(GO) run ./results/report $(REPORTFLAGS) $(or $(FILES),$(MINE))
+
+kcidb: ## one KCIDB v5.3 report on stdout, for kernel CI (docs/ci.md#kcidb): make kcidb ORIGIN=myci FILES="..." [GATE=1 or DRIFT=1, FILES="A B"]
+	@test -n "$(ORIGIN)" || { echo "make kcidb: ORIGIN=... names the CI system that submits the report" >&2; exit 2; }
+	@$(GO) run ./results/report -kcidb -origin '$(ORIGIN)' $(if $(GATE),-gate) $(if $(DRIFT),-drift) $(or $(FILES),$(MINE))
 
 vmdeps: ## install what booting other kernels needs: QEMU, busybox, cpio (Debian/Ubuntu, as root)
 	apt-get update -qq

@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -25,7 +26,7 @@ import (
 // returns the files written.
 func Write(f *benchfile.File, dir string) ([]string, error) {
 	if dir == "" {
-		dir = DefaultDir(f.Path)
+		return nil, errNoDir
 	}
 	figs, err := figures(f)
 	var written []string
@@ -46,9 +47,10 @@ func Write(f *benchfile.File, dir string) ([]string, error) {
 	return written, err
 }
 
-// DefaultDir is where the plots of the results file at path go: a
-// plots folder beside it, so that they never mix with results files.
-func DefaultDir(path string) string { return filepath.Join(filepath.Dir(path), "plots") }
+// errNoDir is a plot asked for without a directory: the caller names
+// one (the report's -plotdir), so that plots never land beside their
+// inputs.
+var errNoDir = errors.New("no directory to write plots into")
 
 // figures returns the figures f has data for, named by what they show
 // (dispatcher, trampoline, freplace, tailcall, attach).

@@ -132,12 +132,7 @@ func WriteKernels(files []*benchfile.File, dir string) (string, error) {
 		return "", err
 	}
 	if dir == "" {
-		for _, f := range files {
-			if f.Icount() {
-				dir = DefaultDir(f.Path)
-				break
-			}
-		}
+		return "", errNoDir
 	}
 	svg, err := fig.render()
 	if err != nil {

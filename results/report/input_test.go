@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,5 +46,39 @@ func TestNoResults(t *testing.T) {
 	}
 	if code := run(nil, &stdout, &stderr); code != 2 {
 		t.Errorf("exit status %d without arguments, want 2", code)
+	}
+}
+
+// TestPlotsGoWhereAsked: the report writes its plots into results/plots
+// of the directory it runs in, or -plotdir, never beside its inputs.
+func TestPlotsGoWhereAsked(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "retpoline.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in", "run.txt")
+	if err := os.MkdirAll(filepath.Dir(in), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{in}, &stdout, &stderr); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr.String())
+	}
+	own := filepath.Join(dir, "elsewhere")
+	if code := run([]string{"-plotdir", own, in}, &stdout, &stderr); code != 0 {
+		t.Fatalf("report -plotdir: exit %d: %s", code, stderr.String())
+	}
+	for _, d := range []string{filepath.Join(dir, "results", "plots"), own} {
+		if svgs, _ := filepath.Glob(filepath.Join(d, "*.svg")); len(svgs) == 0 {
+			t.Errorf("no plot in %s", d)
+		}
+	}
+	if beside, _ := filepath.Glob(filepath.Join(dir, "in", "*", "*.svg")); len(beside) != 0 {
+		t.Errorf("plots beside the input: %v", beside)
 	}
 }

@@ -69,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	draw := fs.Bool("plots", true, "write SVG plots next to each results file")
-	plotDir := fs.String("plotdir", "", "write the plots here instead of into a plots folder beside each results file")
+	plotDir := fs.String("plotdir", "results/plots", "the `directory` the plots go to")
 	compare := fs.Bool("drift", false, "given two files A and B: how far their rows moved together, and which moved beyond that (no verdicts, no plots)")
 	uncontended := fs.Bool("uncontended", false, "given one file: print it without the result lines of rows with too few free calls (contended-frac above 0.9, judged by the contention rule), for benchstat")
 	passes := fs.Bool("passes", false, "given results files: whether each one's passes agree, one comment line a file (make bench appends it): a pass whose rows moved together beyond the others' spread is left out of every figure")
@@ -78,6 +78,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	failOn := fs.String("fail-on", "", "with -gate: also fail a timed row slower by more than this: a percentage of cycles/op (5%) or ns/op (2ns)")
 	tolerance := fs.Float64("tolerance", -1, "with -gate: the instructions per op a counted path may grow by (default: docs/ci.md#tolerance)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text: the verdicts (and mechanisms, anatomies), with -drift the comparison and the gate's decision, with -gate the gate's (docs/report.md#json)")
+	kcidb := fs.Bool("kcidb", false, "print one KCIDB v5.3 report instead (docs/ci.md#kcidb): of results files and anatomies, with -gate of the gate, with -drift of the comparison; needs -origin")
+	origin := fs.String("origin", "", "with -kcidb: the `name` of the CI system that submits the report, the prefix of every id (lower-case letters, digits, _)")
 	aaDir := fs.String("aa", "results/aa", "with -drift: the `directory` of A/A pairs (<runstamp>-<name>-aa1.txt, -aa2.txt); the newest pair of A's machine sets the noise floor")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: report [flags] results.txt [other-boot.txt ...]\n       report -drift A.txt B.txt\n       report -gate [-fail-on 5%%|2ns] [-tolerance N] A.txt B.txt\n")
@@ -87,6 +89,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() == 0 {
+		if *kcidb {
+			fmt.Fprintf(stderr, "report: -kcidb: no files given: nothing to report\n")
+		}
 		fs.Usage()
 		return 2
 	}
@@ -109,6 +114,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		files = append(files, f)
+	}
+	if *kcidb {
+		return runKCIDB(kcidbMode{origin: *origin, gate: *gateOn, drift: *compare, tolerance: *tolerance, aaDir: *aaDir, all: *allUnits}, files, stdout, stderr)
 	}
 	if *passes {
 		for _, f := range files {
