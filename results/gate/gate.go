@@ -136,7 +136,28 @@ func counted(a, b *benchfile.File, o Options, kind Kind) Result {
 		return r
 	}
 	for _, u := range mechanisms {
+		// A row with a baseline is held by what its variant adds over
+		// it (delta-<unit>, the same rounds): that cancels what the two
+		// share, such as a driver program's load
+		// (docs/ci.md#what-fails). A row without one by its own count.
+		deltas := map[string]bool{}
+		cs := drift.Counts(a, b, "delta-"+u)
+		for _, c := range cs {
+			deltas[c.Name] = true
+		}
 		for _, c := range drift.Counts(a, b, u) {
+			if !deltas[c.Name] {
+				cs = append(cs, c)
+			}
+		}
+		unit := func(row string) string {
+			if deltas[row] {
+				return "delta-" + u
+			}
+			return u
+		}
+		for _, c := range cs {
+			u := unit(c.Name)
 			if math.Abs(c.B-c.A) < 0.5 {
 				continue
 			}

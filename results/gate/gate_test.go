@@ -53,7 +53,7 @@ func TestAnatomyFexit(t *testing.T) {
 	}
 	var fexit bool
 	for _, f := range r.Failures {
-		if strings.Contains(f.Row, "attach=fexit") && f.Unit == "calls-rets/op" && f.Rule == "mechanism" {
+		if strings.Contains(f.Row, "attach=fexit") && f.Unit == "delta-calls-rets/op" && f.Rule == "mechanism" {
 			fexit = true
 		}
 	}
@@ -172,5 +172,34 @@ func TestParseThreshold(t *testing.T) {
 		if (err == nil) != tc.ok || pct != tc.pct || ns != tc.ns {
 			t.Errorf("ParseThreshold(%q) = %v, %v, %v", tc.s, pct, ns, err)
 		}
+	}
+}
+
+// TestMechanismAgainstBaseline: a row with a baseline is held by what its
+// variant adds over it, so an event its variant and baseline share (one
+// run's driver made an extra call in both) does not fail the gate; a row
+// without a baseline is held by its own count.
+func TestMechanismAgainstBaseline(t *testing.T) {
+	anatomy := func(shared float64) *benchfile.File {
+		f := &benchfile.File{Path: "x.anatomy", Config: map[string]string{"anatomy": "qemu-tcg-plugin", "virt": "tcg-icount"}, Runs: map[string][]benchfile.Run{}}
+		for name, vals := range map[string]map[string]float64{
+			"BenchmarkT/attach=none": {"instrs/op": 26, "calls-rets/op": shared},
+			"BenchmarkT/attach=hook": {"instrs/op": 320 + shared, "calls-rets/op": shared, "delta-calls-rets/op": 0},
+		} {
+			f.Names = append(f.Names, name)
+			f.Runs[name] = []benchfile.Run{{Name: benchfile.ParseName(name), Values: vals}}
+		}
+		return f
+	}
+	r, err := Check(anatomy(1), anatomy(0), Options{Tolerance: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, f := range r.Failures {
+		rows = append(rows, f.Row+" "+f.Unit)
+	}
+	if len(rows) != 1 || rows[0] != "BenchmarkT/attach=none calls-rets/op" {
+		t.Errorf("failures %v: want the baseline row's own calls-rets only", rows)
 	}
 }

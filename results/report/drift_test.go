@@ -119,7 +119,7 @@ func TestGateCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"-gate", icountA, icountB}, 0, "gate: PASS"},
-		{[]string{"-gate", anat612, anat73}, 1, "gate: FAIL BenchmarkTrampoline/target=helper/attach=fexit/progs=1 calls-rets/op: calls-rets disappeared"},
+		{[]string{"-gate", anat612, anat73}, 1, "gate: FAIL BenchmarkTrampoline/target=helper/attach=fexit/progs=1 delta-calls-rets/op: delta-calls-rets disappeared"},
 		{[]string{"-gate", icountA, nonsense}, 2, ""},
 		{[]string{"-gate", icountA}, 2, ""},
 		{[]string{"-gate", "-fail-on", "5", icountA, icountB}, 2, ""},
