@@ -372,6 +372,20 @@ func (w *kcidbWriter) drift(a, b *benchfile.File, aa [2]*benchfile.File, units [
 
 func (w *kcidbWriter) write(out io.Writer) error { return encode(out, w.r) }
 
+// all adds the rows and the verdicts of files.
+func (w *kcidbWriter) all(files []*benchfile.File) {
+	var timed, anatomies []*benchfile.File
+	for _, f := range files {
+		w.rows(f)
+		if mechanism.IsAnatomy(f) {
+			anatomies = append(anatomies, f)
+		} else {
+			timed = append(timed, f)
+		}
+	}
+	w.verdicts(timed, anatomies)
+}
+
 // kcidbMode is what -kcidb was asked for.
 type kcidbMode struct {
 	origin      string
@@ -400,13 +414,14 @@ func runKCIDB(m kcidbMode, files []*benchfile.File, stdout, stderr io.Writer) in
 	status := 0
 	switch {
 	case m.gate || m.drift:
-		if len(files) != 2 {
-			fmt.Fprintf(stderr, "report: -kcidb with -gate or -drift holds B to A: two files, not %d\n", len(files))
+		// -drift compares two files; -gate holds the second to the
+		// first, and any more join the report's rows and verdicts (the
+		// other cells of a CI's matrix).
+		if m.drift && len(files) != 2 || len(files) < 2 {
+			fmt.Fprintf(stderr, "report: -kcidb with -drift compares two files, with -gate holds B to A and takes more: not %d\n", len(files))
 			return 2
 		}
 		a, b := files[0], files[1]
-		w.rows(a)
-		w.rows(b)
 		aa, _ := drift.FindAA(m.aaDir, a)
 		if m.drift && !a.Icount() && !mechanism.IsAnatomy(a) {
 			units := drift.Units
@@ -421,20 +436,17 @@ func runKCIDB(m kcidbMode, files []*benchfile.File, stdout, stderr io.Writer) in
 			return 2
 		}
 		w.gate(a, b, r)
-		if m.gate && !r.Passed() {
-			status = 1
+		if m.gate {
+			w.all(files)
+			if !r.Passed() {
+				status = 1
+			}
+		} else {
+			w.rows(a)
+			w.rows(b)
 		}
 	default:
-		var timed, anatomies []*benchfile.File
-		for _, f := range files {
-			w.rows(f)
-			if mechanism.IsAnatomy(f) {
-				anatomies = append(anatomies, f)
-			} else {
-				timed = append(timed, f)
-			}
-		}
-		w.verdicts(timed, anatomies)
+		w.all(files)
 	}
 	if err := w.write(stdout); err != nil {
 		fmt.Fprintf(stderr, "report: %v\n", err)

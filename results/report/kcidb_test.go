@@ -55,11 +55,12 @@ func kcidb(t *testing.T, want int, args ...string) []byte {
 }
 
 const (
-	icount73   = "../20261201T150053Z-qemu-icount-7.3.4+deb13-cloud-amd64-icount-a.txt"
-	anatomy73  = "../20261207T041141Z-qemu-icount-7.3.4+deb13-cloud-amd64-trampoline-2026.anatomy"
-	anatomy612 = "../20261207T041321Z-qemu-icount-6.12.118+deb13-cloud-amd64-trampoline-2026.anatomy"
-	aa1        = "../aa/20261207T023945Z-vm-amd-26-2-6.18.44-fc-v1272-aa1.txt"
-	aa2        = "../aa/20261207T024346Z-vm-amd-26-2-6.18.44-fc-v1272-aa2.txt"
+	icount73     = "../20261201T150053Z-qemu-icount-7.3.4+deb13-cloud-amd64-icount-a.txt"
+	anatomy73    = "../20261207T041141Z-qemu-icount-7.3.4+deb13-cloud-amd64-trampoline-2026.anatomy"
+	statsAnatomy = "../20261207T041858Z-qemu-icount-7.3.4+deb13-cloud-amd64-stats.anatomy"
+	anatomy612   = "../20261207T041321Z-qemu-icount-6.12.118+deb13-cloud-amd64-trampoline-2026.anatomy"
+	aa1          = "../aa/20261207T023945Z-vm-amd-26-2-6.18.44-fc-v1272-aa1.txt"
+	aa2          = "../aa/20261207T024346Z-vm-amd-26-2-6.18.44-fc-v1272-aa2.txt"
 )
 
 // TestKCIDBValidates: what -kcidb writes of a timed file, an
@@ -87,6 +88,9 @@ func TestKCIDBValidates(t *testing.T) {
 		{"failing gate", 1, []string{"-gate", anatomy612, anatomy73}, map[string]string{
 			"bpfbench.gate": "FAIL", "bpfbench.gate.trampoline.target.helper.attach.fexit.progs.1": "FAIL",
 			"bpfbench.gate.trampoline.target.helper.attach.fentry.progs.1": "PASS"}},
+		{"gate with the matrix's other cells", 1, []string{"-gate", anatomy612, anatomy73, statsAnatomy}, map[string]string{
+			"bpfbench.gate": "FAIL", "bpfbench.mechanisms.7_2.mitigations.prog.drop.stats.on.harden.0.spec.none.delta-clock-reads_per_op": "DONE",
+			"bpfbench.mitigations.prog.drop.stats.on.harden.0.spec.none.delta-clock-reads_per_op": "DONE"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := kcidb(t, tc.exit, append([]string{"-origin", "bpfbench_test"}, tc.args...)...)
@@ -230,7 +234,8 @@ func TestKCIDBBadInput(t *testing.T) {
 		{[]string{"-origin", "ci"}, "no files"},
 		{[]string{"-origin", "ci", "testdata/no-such-file.txt"}, "no-such-file"},
 		{[]string{"-origin", "ci", empty}, "nothing to report"},
-		{[]string{"-origin", "ci", "-gate", "testdata/retpoline.txt"}, "two files"},
+		{[]string{"-origin", "ci", "-gate", "testdata/retpoline.txt"}, "holds B to A"},
+		{[]string{"-origin", "ci", "-drift", "testdata/retpoline.txt", "testdata/retpoline.txt", "testdata/retpoline.txt"}, "compares two files"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if got := run(append([]string{"-kcidb"}, tc.args...), &stdout, &stderr); got != 2 || !strings.Contains(stderr.String(), tc.says) || stdout.Len() > 0 {
