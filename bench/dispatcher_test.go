@@ -138,17 +138,16 @@ func BenchmarkDispatcher(b *testing.B) {
 	}
 	var rows []measure.Row
 	// row adds a row of v against a baseline of its own (the rows'
-	// rounds interleave, and a loop keeps its layout), or only its name
-	// when -test.bench leaves it out.
+	// rounds interleave, and a loop keeps its layout), set up only when
+	// -test.bench selects it.
 	row := func(name string, v func() *testrun.Loop, base bool, report func(*testing.B, measure.Result) []measure.Figure) {
-		r := measure.Row{Name: name, Report: report}
-		if measure.Selected(b, name) {
-			r.Variant = v()
+		rows = append(rows, measure.Row{Name: name, Report: report, Setup: func() (measure.Row, error) {
+			r := measure.Row{Variant: v()}
 			if base {
 				r.Base = xdpLoop("", 0, true)
 			}
-		}
-		rows = append(rows, r)
+			return r, nil
+		}})
 	}
 	row("dispatcher=k0/fill=none/prog=xdp", func() *testrun.Loop { return xdpLoop("", 0, true) }, false, nil)
 	// The A/A control: k0 against k0, each sample switching state as the

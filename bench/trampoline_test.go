@@ -172,21 +172,21 @@ func BenchmarkTrampoline(b *testing.B) {
 			if attach == "both" && n%2 != 0 || attach == "fsession" && n != 1 {
 				continue
 			}
-			rows = append(rows, f.row(b, fmt.Sprintf("target=xdp/attach=%s/progs=%d", attach, n), func() (measure.Row, error) {
+			rows = append(rows, f.row(fmt.Sprintf("target=xdp/attach=%s/progs=%d", attach, n), func() (measure.Row, error) {
 				return f.xdpHooksRow(attach, n)
 			}))
 		}
 	}
 	for n := 1; n <= trampMaxChain; n++ {
 		for _, attach := range []string{"inline", "freplace"} {
-			rows = append(rows, f.row(b, fmt.Sprintf("target=xdp/attach=%s/chain=%d", attach, n), func() (measure.Row, error) {
+			rows = append(rows, f.row(fmt.Sprintf("target=xdp/attach=%s/chain=%d", attach, n), func() (measure.Row, error) {
 				return f.chainRow(attach, n)
 			}))
 		}
 	}
 	hooks := &trampKernelHooks{}
 	for _, h := range trampHooks {
-		rows = append(rows, f.row(b, fmt.Sprintf("target=%s/attach=%s/progs=%d", h.target, h.attach, len(h.progs)), func() (measure.Row, error) {
+		rows = append(rows, f.row(fmt.Sprintf("target=%s/attach=%s/progs=%d", h.target, h.attach, len(h.progs)), func() (measure.Row, error) {
 			return f.kernelHookRow(h, hooks)
 		}))
 	}
@@ -200,22 +200,14 @@ func BenchmarkTrampoline(b *testing.B) {
 	measure.Family(b, benchOptions(), rows)
 }
 
-// row sets up the row name with setup, unless -test.bench leaves it out:
+// row is the row name, which setup sets up when -test.bench selects it:
 // attaching 38 programs for a row nobody asked for costs seconds in an
 // emulated guest. A setup's error is the row's (measure.Row.Err): its
 // sub-benchmark skips or fails by it, and the family's other rows are
 // measured. What a setup attaches is released when the family ends, so
 // that it stays attached while the family measures its rows together.
-func (f *trampolineFamily) row(b *testing.B, name string, setup func() (measure.Row, error)) measure.Row {
-	if !measure.Selected(b, name) {
-		return measure.Row{Name: name}
-	}
-	row, err := setup()
-	if err != nil {
-		return measure.Row{Name: name, Err: err}
-	}
-	row.Name = name
-	return row
+func (f *trampolineFamily) row(name string, setup func() (measure.Row, error)) measure.Row {
+	return measure.Row{Name: name, Setup: setup}
 }
 
 // trampolineFamily holds what every row shares: the collection spec, the

@@ -13,7 +13,7 @@ import (
 // advancing 2^Shift ns per instruction. The benchmarks learn it once
 // (probe.Icount) and give it to the engine in BenchOptions: the engine
 // does not probe the machine. (It reads testing's -test.bench and
-// -test.benchtime: BenchTime, Selected.)
+// -test.benchtime: BenchTime, benchSelects.)
 type Clocks struct {
 	Icount bool
 	Shift  int

@@ -135,6 +135,12 @@ type Row struct {
 	// Variant is the loop measured, Base its baseline (nil: none, or the run
 	// is not interleaved).
 	Variant, Base *testrun.Loop
+	// Setup, when set, makes the row's loops (Variant, Base) and may set
+	// its Report and Check: Family calls it only when -test.bench selects
+	// the row, so that a row nobody asked for costs no setup (attaching
+	// 38 programs takes seconds in an emulated guest). Its error is the
+	// row's Err.
+	Setup func() (Row, error)
 	// Start, for a row whose setup a visit of a few calls would not
 	// amortise (a traffic rig's receivers, a remote stage, a real NIC),
 	// sets the row up in its sub-benchmark and returns its streams: they
@@ -159,6 +165,25 @@ type Row struct {
 	Check func(r Result) error
 }
 
+// setUp is r with what its Setup made: the loops, and the Report and
+// Check it sets; its error is the row's Err.
+func (r Row) setUp() Row {
+	set, err := r.Setup()
+	r.Setup = nil
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	r.Variant, r.Base = set.Variant, set.Base
+	if set.Report != nil {
+		r.Report = set.Report
+	}
+	if set.Check != nil {
+		r.Check = set.Check
+	}
+	return r
+}
+
 // Job is what a Start row hands the engine: its streams (the one the row
 // reports first, then what it is paired with), the sizes of their calls,
 // and what to forget after the warm-up (Reset, when set).
@@ -175,7 +200,7 @@ type Job struct {
 // that every row sees the same mix of the machine's states and any two
 // rows compare as a pair (randomised multiple interleaved trials: Abedi
 // and Brecht, ICPE 2017). Only the rows that -test.bench selects are
-// measured (Selected), each for the time of the rows left out too
+// measured (benchSelects), and a row with a Setup is set up only then, each for the time of the rows left out too
 // (Budget.Shared). A Start row is measured alone, in its own
 // sub-benchmark, through the same rounds, steal tally and summary
 // (stretch). See docs/method.md#interleaved-rows.
@@ -197,16 +222,23 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 	for i, row := range rows {
 		m := &member{name: b.Name() + "/" + row.Name, row: row}
 		members[i] = m
-		if !o.Interleave {
-			m.row.Base = nil
-		}
 		if row.Skip != "" || row.Err != nil || row.Start != nil {
 			continue
 		}
 		candidates++
-		if Selected(b, row.Name) {
-			live = append(live, m)
+		if !benchSelects(b, row.Name) {
+			continue
 		}
+		if row.Setup != nil {
+			m.row = row.setUp()
+			if m.row.Err != nil {
+				continue
+			}
+		}
+		if !o.Interleave {
+			m.row.Base = nil
+		}
+		live = append(live, m)
 	}
 	budget := o.Budget()
 	if !o.Clocks.Icount { // a count is exact however long it is taken
@@ -267,7 +299,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 				return
 			}
 			if m.x == nil && m.err == nil {
-				b.Fatalf("row %s was not measured: Selected disagrees with the testing package", m.row.Name)
+				b.Fatalf("row %s was not measured: benchSelects disagrees with the testing package", m.row.Name)
 			}
 			o.Record.Require(b, m.err, "measure test_run loop")
 			m.res.Repeated, m.shown = m.shown, true

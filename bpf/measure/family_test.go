@@ -12,6 +12,8 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
+
+	"github.com/cilium/ebpf"
 )
 
 // TestFamilyInterleavesRows measures two rows, each a loop of its own load
@@ -97,5 +99,35 @@ func TestFamilyInterleavesRows(t *testing.T) {
 	t.Logf("%d measurements in %d stretches", len(seq), stretches)
 	if stretches < 4 {
 		t.Errorf("the rows' %d measurements came in %d stretches: the rows were not interleaved", len(seq), stretches)
+	}
+}
+
+// TestFamilySetsUpSelectedRows: the engine sets up a row (Row.Setup) only
+// when -test.bench selects it, and a setup's error is the row's.
+func TestFamilySetsUpSelectedRows(t *testing.T) {
+	f := flag.Lookup("test.bench")
+	old := f.Value.String()
+	if err := f.Value.Set(".*/^row=1$"); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Value.Set(old)
+	var setUp []int
+	var rows []measure.Row
+	for i := range 3 {
+		rows = append(rows, measure.Row{Name: fmt.Sprintf("row=%d", i), Setup: func() (measure.Row, error) {
+			setUp = append(setUp, i)
+			return measure.Row{}, fmt.Errorf("row %d: %w", i, ebpf.ErrNotSupported)
+		}})
+	}
+	var sub *testing.B
+	rows[1].Report = func(b *testing.B, _ measure.Result) []measure.Figure { sub = b; return nil }
+	testing.Benchmark(func(b *testing.B) {
+		measure.Family(b, measure.BenchOptions{CPU: testutil.LastCPU(), Interleave: true}, rows)
+	})
+	if len(setUp) != 1 || setUp[0] != 1 {
+		t.Errorf("rows set up: %v, want only row 1, the one selected", setUp)
+	}
+	if sub != nil {
+		t.Errorf("row 1 was reported: its setup's error should have skipped it")
 	}
 }

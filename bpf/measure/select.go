@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// Selected says whether b.Run(sub) of benchmark b would run sub as a
+// benchSelects says whether b.Run(sub) of benchmark b would run sub as a
 // benchmark of its own under the command line's -test.bench and
 // -test.skip, as the testing package decides it: the name split at '/'
 // and each element matched by the pattern's element at its depth (a
@@ -20,7 +20,7 @@ import (
 // pattern deeper than the name selecting none of it as a result. Family
 // needs it to measure, before the first b.Run, only the rows that will
 // be reported.
-func Selected(b *testing.B, sub string) bool {
+func benchSelects(b *testing.B, sub string) bool {
 	return selected(flagValue("test.bench"), flagValue("test.skip"), b.Name()+"/"+sub)
 }
 
