@@ -22,6 +22,7 @@ import (
 	"bpfbench/bpf/measure/mark"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/sched"
+	"bpfbench/bpf/units"
 )
 
 // What each flag accepts, as its errors say.
@@ -204,7 +205,7 @@ func run(m *testing.M) (code int) {
 
 // contentionRule names the rule by which the run judged its calls
 // contended: what its contended-frac means (docs/method.md#the-judge).
-var contentionRule = labels.Label{Key: "contention-rule", Value: gauge.Rule}
+var contentionRule = labels.Label{Key: units.ContentionLabel, Value: units.ContentionRule}
 
 // writeDiagnostics appends the run's diagnostics to path (nothing when
 // path is empty), after the run's labels, so that the file reads as a

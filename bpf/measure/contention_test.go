@@ -76,7 +76,7 @@ func TestUncontended(t *testing.T) {
 	if u, _, frac, ok := moved.Uncontended(recorded(moved)); !ok || frac != 0 || u != moved {
 		t.Errorf("the ports moved alone: contended %v, ok %v, same rounds %v; want 0, true, true", frac, ok, u == moved)
 	}
-	// Past maxContended the figures come from the few free calls.
+	// Past units.MaxContended the figures come from the few free calls.
 	most := contendedRounds(200, func(i int) bool { return i%20 != 0 }) // 95%
 	u, _, frac, ok = most.Uncontended(recorded(most))
 	if ok || frac != 0.95 || u.Count() != 10 {

@@ -5,18 +5,13 @@ import (
 
 	"bpfbench/bpf/measure/gauge"
 	"bpfbench/bpf/measure/robust"
+	"bpfbench/bpf/units"
 )
-
-// maxContended is the largest share of a row's calls that may be
-// contended for the rest to make its figures the program's: past it,
-// fewer than a tenth of its calls ran on a free core, and the row says so
-// (contended-frac, Contended.Uncontended).
-const maxContended = 0.9
 
 // Uncontended is r with only the rounds none of whose calls the run's
 // judge says ran contended (gauge.Contention.Judge; call i of each
 // stream, so pairs stay pairs), the judge's verdict, and the share of
-// rounds left out. ok is false when more than maxContended of them were
+// rounds left out. ok is false when more than units.MaxContended of them were
 // contended. r is returned whole, with ok false, when it has no loads, and
 // whole when the judge left out every round: nothing of it was free.
 func (r *Rounds) Uncontended(c *gauge.Contention) (u *Rounds, v gauge.Verdict, contended float64, ok bool) {
@@ -41,7 +36,7 @@ func (r *Rounds) Uncontended(c *gauge.Contention) (u *Rounds, v gauge.Verdict, c
 		}
 	}
 	contended = 1 - float64(len(keep))/float64(n)
-	ok = contended <= maxContended
+	ok = contended <= units.MaxContended
 	switch len(keep) {
 	case 0, n:
 		return r, v, contended, ok

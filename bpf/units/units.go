@@ -4,7 +4,10 @@
 // without the report linking the suite's BPF machinery.
 package units
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Lines is the benchfmt metadata of the custom units the suite reports,
 // printed before the results (`Unit <name> <key>=<value>`).
@@ -58,7 +61,7 @@ var Lines = []string{
 	"Unit steal-frac better=lower assume=nothing",
 	// The share of a row's calls made while something else took the
 	// measuring core's throughput (Contention), left out of its figures;
-	// above 0.9 the figures are of the least contended tenth.
+	// above MaxContended too few ran free for them to be the program's.
 	"Unit contended-frac better=lower assume=nothing",
 	// BenchmarkDispatcher: how many attached fillers' JIT images lie
 	// below the measured program's, which sets its path through the
@@ -112,4 +115,25 @@ func Counted(unit string) (string, bool) {
 		}
 	}
 	return sb.String(), true
+}
+
+// The contention rule, as the suite writes it into a results file and
+// the report reads it back (docs/method.md#contention).
+const (
+	// ContentionLabel is the configuration line that names the rule by
+	// which a run's contended-frac was judged; ContentionRule the rule:
+	// a call is contended when it ran slower with a reference that moved.
+	// A file without the line was judged by the rule before it.
+	ContentionLabel = "contention-rule"
+	ContentionRule  = "slower-with-reference"
+	// MaxContended is the contended share of a row's calls past which
+	// fewer than a tenth of them ran free: too few for its figures to be
+	// the program's.
+	MaxContended = 0.9
+)
+
+// TooFewFree says why a row's run is left out, in the words every
+// reader uses.
+func TooFewFree() string {
+	return fmt.Sprintf("too few free calls (contended-frac above %.1f)", MaxContended)
 }

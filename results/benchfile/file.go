@@ -28,6 +28,8 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
+
+	"bpfbench/bpf/units"
 )
 
 // A File is one results file as `go test -bench` wrote it: the
@@ -67,7 +69,7 @@ type Run struct {
 
 // RuleLabel is the configuration line that names the rule by which a
 // file's contended-frac was judged (docs/method.md#contention).
-const RuleLabel = "contention-rule"
+const RuleLabel = units.ContentionLabel
 
 // outcomeLine matches the lines go test prints for a failed or skipped
 // (sub-)benchmark; on a result line they replace the numbers.

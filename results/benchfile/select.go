@@ -56,7 +56,7 @@ func (f *File) Select(s Sel) (Name, []float64, error) {
 	xs := Values(f.Runs[names[0]], s.Unit)
 	if len(xs) == 0 {
 		if n, runs := f.Contended(names[0]); n > 0 && n == runs {
-			return Name{}, nil, fmt.Errorf("%w: every run of %s in %s had too few free calls (contended-frac above %.1f): its figures are not the program's", ErrContended, names[0], f.Stem(), MaxContended)
+			return Name{}, nil, fmt.Errorf("%w: every run of %s in %s had %s: its figures are not the program's", ErrContended, names[0], f.Stem(), units.TooFewFree())
 		}
 		return Name{}, nil, fmt.Errorf("%w: %s reports no %s", ErrNoData, names[0], s.Unit)
 	}
@@ -192,9 +192,8 @@ func (f *File) ContendedRuns() (n, all int) {
 }
 
 // MaxContended is the contended share of a row's calls past which fewer
-// than a tenth of them ran free: too few for its figures to be the
-// program's (docs/method.md#contention).
-const MaxContended = 0.9
+// than a tenth of them ran free (units.MaxContended).
+const MaxContended = units.MaxContended
 
 // Contended counts the runs of name that had too few free calls
 // (contended-frac above MaxContended), and its runs.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"bpfbench/bpf/units"
 	"bpfbench/results/benchfile"
 )
 
@@ -21,11 +22,11 @@ var AllUnits = []string{"cycles/op", "ns/op", "instrs/op"}
 // Report prints, for each unit both files have, how far their rows
 // moved together and which rows moved beyond that; with an A/A pair of
 // the machine (aa, nil without), which of those moved beyond its noise.
-func Report(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.File, units []string) {
+func Report(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.File, shown []string) {
 	fmt.Fprintf(w, "The shift all rows share from A to B, the rows beyond it (benchstat's test, p < %.2g, on B over the shift), and the machine's noise\n", driftAlpha)
 	for _, f := range []*benchfile.File{a, b} {
 		if n, all := f.ContendedRuns(); n > 0 {
-			fmt.Fprintf(w, "%s: %d of %d row-runs had too few free calls (contended-frac above %.1f): left out\n", filepath.Base(f.Path), n, all, benchfile.MaxContended)
+			fmt.Fprintf(w, "%s: %d of %d row-runs had %s: left out\n", filepath.Base(f.Path), n, all, units.TooFewFree())
 		}
 		if len(f.Discordant()) > 0 {
 			fmt.Fprintf(w, "%s: %s\n", filepath.Base(f.Path), f.PassSummary())
@@ -42,7 +43,7 @@ func Report(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.File, units []st
 	} else {
 		fmt.Fprintf(w, "no A/A pair of this machine (cpu-vendor, cpu-family-model, virt) in results/aa/: no noise floor; make one with make aa\n")
 	}
-	for _, u := range units {
+	for _, u := range shown {
 		var floor *Floor
 		if aa[0] != nil {
 			floor, _ = NewFloor(aa[0], aa[1], u)

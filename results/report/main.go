@@ -52,6 +52,7 @@ import (
 	"slices"
 	"strings"
 
+	"bpfbench/bpf/units"
 	"bpfbench/results/benchfile"
 	"bpfbench/results/drift"
 	"bpfbench/results/gate"
@@ -71,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	draw := fs.Bool("plots", true, "write SVG plots next to each results file")
 	plotDir := fs.String("plotdir", "results/plots", "the `directory` the plots go to")
 	compare := fs.Bool("drift", false, "given two files A and B: how far their rows moved together, and which moved beyond that (no verdicts, no plots)")
-	uncontended := fs.Bool("uncontended", false, "given one file: print it without the result lines of rows with too few free calls (contended-frac above 0.9, judged by the contention rule), for benchstat")
+	uncontended := fs.Bool("uncontended", false, "given one file: print it without the result lines of rows with "+units.TooFewFree()+", judged by the contention rule, for benchstat")
 	passes := fs.Bool("passes", false, "given results files: whether each one's passes agree, one comment line a file (make bench appends it): a pass whose rows moved together beyond the others' spread is left out of every figure")
 	allUnits := fs.Bool("all", false, "with -drift: also the shift in ns/op")
 	gateOn := fs.Bool("gate", false, "given two files A and B: exit 1 when B regressed against A (docs/ci.md): a timed row slower beyond the machine's noise or -fail-on, a counted path longer than -tolerance, a mechanism that changed")

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"bpfbench/bpf/units"
 	"bpfbench/results/benchfile"
 	"bpfbench/results/claims"
 	"bpfbench/results/stat"
@@ -263,7 +264,7 @@ func evaluateOn(c *claims.Claim, j judgement, byBoot map[*claims.Boot]*benchfile
 			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s came from passes that disagree with the file and are left out (%s)", n, runs, name.Short(), f.PassSummary()))
 		}
 		if n, runs := f.Contended(name.String()); n > 0 {
-			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s had too few free calls (contended-frac above %.1f) and are left out", n, runs, name.Short(), benchfile.MaxContended))
+			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s had %s and are left out", n, runs, name.Short(), units.TooFewFree()))
 		}
 		if n := notBound(f, name.String()); n > 0 {
 			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s were not receiver-bound (rx-bound=0: the generator or losses dominate)",

@@ -7,10 +7,6 @@ import (
 	"github.com/aclements/go-moremath/stats"
 )
 
-// Rule names the judge's rule in a run's configuration: a call is
-// contended when it ran slower with a reference that moved.
-const Rule = "slower-with-reference"
-
 // A Call is what the judge knows of one call of a stream: the program's
 // cost per unit, and the core's load around the call.
 type Call struct {
