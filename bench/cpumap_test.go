@@ -39,10 +39,9 @@ const cpumapQsize = 2048
 
 // BenchmarkCpumap answers: how many packets per second does a CPU take
 // when XDP redirects them to it through a CPUMAP, with the stack dropping
-// them at UDP for want of a socket (docs/claims.md §4: 3.18-3.52 Mpps, 284-314 ns
-// per packet, on 2019 hardware) or a CPUMAP program dropping them before an
-// skb is built, and what does the redirect cost the receiving CPU next to
-// dropping in place?
+// them at UDP for want of a socket (docs/claims.md §4) or a CPUMAP program
+// dropping them before an skb is built, and what does the redirect cost
+// the receiving CPU next to dropping in place?
 //
 // On the attach rig (rig.Traffic), cpu_redirect (progs/cpumap.c) runs
 // natively on the receiving veth and redirects every frame to the CPU the

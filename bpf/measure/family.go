@@ -14,8 +14,8 @@ import (
 )
 
 // maxTurn is the most calls a test_run loop makes in a row in a round
-// (sizing.MaxTurn): enough for the dispatcher's slowest switch, attaching
-// or detaching 47 fillers (docs/method.md#turns-calls-in-a-row-per-round).
+// (sizing.MaxTurn): enough for the slowest switch of a row, a full
+// dispatcher's fillers (docs/method.md#turns-calls-in-a-row-per-round).
 const maxTurn = 16
 
 // loopSizes are a test_run loop's repetitions: at least 100,000 a call,

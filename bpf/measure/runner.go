@@ -40,9 +40,10 @@ type sizing struct {
 	// MaxTurn, when more than 1, lets each stream make up to that many
 	// calls in a row in every round (its turn), as many as it takes for
 	// the time spent measuring to be at least the time spent switching
-	// to the stream or to the round's layout (attaching 16 fillers takes
-	// far longer than a call: docs/method.md#turns-calls-in-a-row-per-round):
-	// The runner times the switch in the warm-up. Call j of one stream's turn
+	// to the stream or to the round's layout (attaching a dispatcher's
+	// fillers takes far longer than a call:
+	// docs/method.md#turns-calls-in-a-row-per-round). The runner times
+	// the switch in the warm-up. Call j of one stream's turn
 	// pairs with call j of the others'.
 	MaxTurn int
 	// NewRound, when set, runs before each measured round: where test_run
@@ -304,8 +305,8 @@ func (x *runner) done() bool {
 // first stream's after a NewRound, as in a round), less its second call in
 // a row, which switches nothing. The longest over up to switchProbes
 // tries, while they take less than switchProbeTime (a switch can take one
-// dispatcher update or two, see rig.Holder; attaching 47 fillers takes
-// half a second, and is measured once).
+// dispatcher update or two, see rig.Holder; filling the dispatcher takes
+// long enough to be measured once).
 func switchTime(sz sizing, streams []Stream) (time.Duration, error) {
 	var sw time.Duration
 	start := time.Now()

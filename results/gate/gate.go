@@ -54,8 +54,8 @@ type Options struct {
 }
 
 // ExactTolerance is the instructions per op a counted path may grow by
-// by default: two passes of every committed kernel of the matrix moved a
-// row the kernel's loop timed by at most one (docs/ci.md#tolerance). A
+// by default: more than two passes of one kernel move a row the kernel's
+// loop timed (docs/ci.md#tolerance). A
 // row timed around bpf_loop (not exact, marked ~) is not held to its
 // instrs/op at all: its passes differ by up to several times its count;
 // an anatomy counts such rows exactly.

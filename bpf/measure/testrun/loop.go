@@ -35,8 +35,8 @@ type Loop struct {
 	// Runs is the program's global run counter (see progs/include/common.h).
 	Runs *ebpf.Variable
 	// Prepare, when set, runs before each measurement on the measuring
-	// thread, outside the timed region: the XDP families use it to put the
-	// program in the dispatcher.
+	// thread, outside the timed region: cheap state a call needs (the
+	// trampoline rows attach their kernel hook with it).
 	Prepare func() error
 	// Switch, when set, runs before Prepare on a thread bound to another
 	// CPU: for changes of global state that leave the kernel deferred work
