@@ -137,12 +137,12 @@ func (v afxdpVariant) socket(b *testing.B, run *harness.Remote, objs *bpf.AfxdpO
 		Before:    app.Before,
 		After:     app.After,
 	}}
-	return harness.RemotePath{R: r, Ref: &kernel, Stage: app, Verdict: func(b *testing.B, res rig.TrafficResult, lost float64) (string, []measure.Figure) {
+	return harness.RemotePath{R: r, Ref: &kernel, Stage: app, Words: func(b *testing.B, res rig.TrafficResult, lost float64) (string, []measure.Figure) {
 		stats1, err := x.Stats()
 		if err != nil {
 			b.Fatal(err)
 		}
-		return afxdpVerdict(r, res, app, run.CPU, xskStatsDiff(stats1, stats0)), nil
+		return afxdpWords(r, res, app, run.CPU, xskStatsDiff(stats1, stats0)), nil
 	}}
 }
 
@@ -218,14 +218,14 @@ func xskStatsDiff(a, b unix.XDPStatistics) unix.XDPStatistics {
 	}
 }
 
-// afxdpVerdict says which side limited a socket row and so which of its
+// afxdpWords says which side limited a socket row and so which of its
 // figures is a rate.
-func afxdpVerdict(r rig.Receiver, res rig.TrafficResult, app *harness.Stage, cpu int, s unix.XDPStatistics) string {
-	msg := app.Verdict("the AF_XDP application", cpu, res.LostFrac, res.Ns, "on the way")
+func afxdpWords(r rig.Receiver, res rig.TrafficResult, app *harness.Stage, cpu int, s unix.XDPStatistics) string {
+	msg := app.Words("the AF_XDP application", cpu, res.LostFrac, res.Ns, "on the way")
 	if res.RxBound {
 		msg += fmt.Sprintf("\n  KERNEL-BOUND: delta-ns/pkt (%.1f ± %.1f) is what handing a frame to the socket costs the receiving CPU over the in-kernel row", res.Delta, res.DeltaCI95)
 	}
-	return msg + "\n  " + harness.TrafficVerdict(r, res) +
+	return msg + "\n  " + harness.TrafficWords(r, res) +
 		fmt.Sprintf("\n  socket: rx_dropped %d, rx_ring_full %d, rx_fill_ring_empty_descs %d, rx_invalid_descs %d, tx_invalid_descs %d",
 			s.Rx_dropped, s.Rx_ring_full, s.Rx_fill_ring_empty_descs, s.Rx_invalid_descs, s.Tx_invalid_descs)
 }

@@ -209,7 +209,7 @@ func BenchmarkAttach(b *testing.B) {
 			},
 			Report: func(b *testing.B, m measure.Result) []measure.Figure {
 				res := summary(m)
-				msg := harness.TrafficVerdict(r, res)
+				msg := harness.TrafficWords(r, res)
 				if res.HaveDelta {
 					msg += fmt.Sprintf("; delta-ns/pkt %.2f%s against %s", res.Delta, harness.PlusMinus(res.DeltaCI95), refv.name())
 				}

@@ -108,7 +108,7 @@ func benchAttachIface(b *testing.B) {
 				return measure.Job{Streams: []measure.Stream{window}, Sizes: ifaceWindows, Reset: func() { total = iface.Window{} }}
 			},
 			Report: func(b *testing.B, r measure.Result) []measure.Figure {
-				harness.Say(b, record, "", ifaceVerdict(total))
+				harness.Say(b, record, "", ifaceWords(total))
 				return ifaceFigures(total, r.Ns)
 			},
 		})
@@ -147,7 +147,7 @@ func ifaceFigures(s iface.Window, nsPerPkt float64) []measure.Figure {
 		measure.Figure{Unit: "rx-bound", Value: measure.OneIf(rxBound)})
 }
 
-func ifaceVerdict(s iface.Window) string {
+func ifaceWords(s iface.Window) string {
 	p, busy := s.Packets(), s.Busy()
 	rxBound, _ := ifaceRxBound(s)
 	var msg strings.Builder

@@ -122,13 +122,13 @@ func (v cpumapVariant) redirectPath(b *testing.B, run *harness.Remote, objs *bpf
 		Before:    kthread.Before,
 		After:     kthread.After,
 	}}
-	return harness.RemotePath{R: r, Ref: &inPlace, Stage: kthread, Verdict: func(b *testing.B, res rig.TrafficResult, lost float64) (string, []measure.Figure) {
+	return harness.RemotePath{R: r, Ref: &inPlace, Stage: kthread, Words: func(b *testing.B, res rig.TrafficResult, lost float64) (string, []measure.Figure) {
 		if in1, err := snmp.Read("Udp", "InDatagrams"); err != nil {
 			b.Fatal(err)
 		} else if in1 != in0 {
 			b.Fatalf("Udp InDatagrams moved by %d: a socket in the namespace received frames meant for no socket", in1-in0)
 		}
-		return cpumapVerdict(r, res, kthread, run.CPU), nil
+		return cpumapWords(r, res, kthread, run.CPU), nil
 	}}
 }
 
@@ -198,10 +198,10 @@ func setCPUMap(tb testing.TB, m *ebpf.Map, cpu int, prog *ebpf.Program) func() (
 	}
 }
 
-func cpumapVerdict(r rig.Receiver, res rig.TrafficResult, kthread *harness.Stage, cpu int) string {
-	return kthread.Verdict("the cpumap kthread", cpu, res.LostFrac, res.Ns, "at its ring") +
+func cpumapWords(r rig.Receiver, res rig.TrafficResult, kthread *harness.Stage, cpu int) string {
+	return kthread.Words("the cpumap kthread", cpu, res.LostFrac, res.Ns, "at its ring") +
 		fmt.Sprintf("\n  delta-ns/pkt (%.1f ± %.1f) is what the redirect costs the redirecting CPU over XDP_DROP", res.Delta, res.DeltaCI95) +
-		"\n  " + harness.TrafficVerdict(r, res)
+		"\n  " + harness.TrafficWords(r, res)
 }
 
 // sumPerCPU sums key 0 of a per-CPU counter map.

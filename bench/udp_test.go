@@ -102,8 +102,8 @@ func BenchmarkUDP(b *testing.B) {
 func noSocket(snmp *harness.SNMP) harness.RemotePath {
 	r := rig.Receiver{Action: rig.Pass, Mode: bpf.XDPNative, Prog: rig.RxDrop}
 	r.Ext = &rig.Ext{Name: "XDP_PASS to the stack, no socket (Udp NoPorts)", Delivered: func() (uint64, error) { return snmp.Read("Udp", "NoPorts") }}
-	return harness.RemotePath{R: r, Verdict: func(b *testing.B, res rig.TrafficResult, lost float64) (string, []measure.Figure) {
-		return harness.TrafficVerdict(r, res) + fmt.Sprintf("\n  Udp NoPorts counted %d of %d frames the receiver passed", res.Total.Delivered(r), res.Total.Received()), nil
+	return harness.RemotePath{R: r, Words: func(b *testing.B, res rig.TrafficResult, lost float64) (string, []measure.Figure) {
+		return harness.TrafficWords(r, res) + fmt.Sprintf("\n  Udp NoPorts counted %d of %d frames the receiver passed", res.Total.Delivered(r), res.Total.Received()), nil
 	}}
 }
 
@@ -148,11 +148,11 @@ func (v udpVariant) socket(b *testing.B, run *harness.Remote, snmp *harness.SNMP
 	return harness.RemotePath{R: r, Stage: st, Reset: func() { calls, drops = 0, 0 },
 		// What the receiver lost is what its full receive buffer dropped.
 		Lost: func(rig.TrafficResult) float64 { return float64(drops) / float64(st.Pkts+drops) },
-		Verdict: func(b *testing.B, res rig.TrafficResult, dropFrac float64) (string, []measure.Figure) {
+		Words: func(b *testing.B, res rig.TrafficResult, dropFrac float64) (string, []measure.Figure) {
 			callsPerSec := float64(calls) / (float64(st.Work) / 1e9)
 			figures := fmt.Sprintf("%.3g calls/s, %.1f datagrams per call; %d datagrams dropped at its full receive buffer; the generating CPU spends %.1f ns per datagram (generating and the stack)",
 				callsPerSec, float64(st.Pkts)/float64(max(calls, 1)), drops, res.Ns)
-			verdict := st.Verdict("the receive loop", run.CPU, dropFrac, res.Ns, "at its full receive buffer")
+			verdict := st.Words("the receive loop", run.CPU, dropFrac, res.Ns, "at its full receive buffer")
 			saturated := st.Bound(dropFrac, res.Ns)
 			if !decided {
 				udpSaturated[v.name()] = saturated
@@ -171,7 +171,7 @@ func (v udpVariant) socket(b *testing.B, run *harness.Remote, snmp *harness.SNMP
 			if other := int64(res.Lost) - int64(drops); float64(other) > rig.MaxLostFrac*float64(res.Total.Gen) {
 				msg += fmt.Sprintf("\n  %d frames were lost before the socket", other)
 			}
-			return msg + "\n  " + harness.TrafficVerdict(r, res), []measure.Figure{{Unit: "calls/s", Value: callsPerSec}}
+			return msg + "\n  " + harness.TrafficWords(r, res), []measure.Figure{{Unit: "calls/s", Value: callsPerSec}}
 		}}
 }
 

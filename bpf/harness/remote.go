@@ -75,9 +75,9 @@ type RemotePath struct {
 	// Lost is the share of frames lost on the way to the stage (nil:
 	// the rig's LostFrac).
 	Lost func(res rig.TrafficResult) float64
-	// Verdict checks what only this row knows and returns its words for
+	// Words checks what only this row knows and returns its words for
 	// stderr (Say) and its own figures; it may skip the row.
-	Verdict func(b *testing.B, res rig.TrafficResult, lost float64) (string, []measure.Figure)
+	Words func(b *testing.B, res rig.TrafficResult, lost float64) (string, []measure.Figure)
 }
 
 // Bench measures every row as a sub-benchmark of b, through the engine's
@@ -97,7 +97,7 @@ func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 					var w measure.Job
 					w, summary = run.T.Job(*row.Kernel, nil, run.O.Interleave, nil)
 					report = func(b *testing.B, res rig.TrafficResult) (string, []measure.Figure) {
-						return TrafficVerdict(*row.Kernel, res), res.Figures(*row.Kernel)
+						return TrafficWords(*row.Kernel, res), res.Figures(*row.Kernel)
 					}
 					return w
 				}
@@ -119,7 +119,7 @@ func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 					if p.Lost != nil {
 						lost = p.Lost(res)
 					}
-					msg, figs := p.Verdict(b, res, lost)
+					msg, figs := p.Words(b, res, lost)
 					figs = append(figs, res.Figures(p.R)...)
 					if p.Stage != nil {
 						figs = append(figs, p.Stage.Figures(lost, res.Ns)...)

@@ -95,8 +95,8 @@ func Indent(s, prefix string) string {
 	return prefix + strings.Join(lines, "\n"+prefix)
 }
 
-// TrafficVerdict says in words whether the result measures what it names.
-func TrafficVerdict(r rig.Receiver, res rig.TrafficResult) string {
+// TrafficWords says whether the result measures what it names.
+func TrafficWords(r rig.Receiver, res rig.TrafficResult) string {
 	total := res.Total
 	counts := fmt.Sprintf("generated %d, received %d, returned %d, lost %d (%.2f%%)",
 		total.Gen, total.Received(), total.Returned(), res.Lost, 100*res.LostFrac)

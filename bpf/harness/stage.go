@@ -121,11 +121,11 @@ func (s *Stage) Bound(lostFrac, senderNs float64) bool {
 	return s.Pkts > 0 && lostFrac >= rig.MaxLostFrac && s.NsPerPkt() > senderNs
 }
 
-// Verdict says in words what the stage was, for stderr: the bottleneck
+// Words says what the stage was, for stderr: the bottleneck
 // (remote-pps is its rate), a stage that kept up (no rate), or one that
 // lost frames although it was the faster side (no rate either). where
 // says where frames were lost ("at its ring").
-func (s *Stage) Verdict(what string, cpu int, lostFrac, senderNs float64, where string) string {
+func (s *Stage) Words(what string, cpu int, lostFrac, senderNs float64, where string) string {
 	state := fmt.Sprintf("%.1f ns per packet against the generating CPU's %.1f; %.1f%% of frames lost %s; busy %.0f%%, waiting for its CPU %.0f%%, idle %.0f%% of the time",
 		s.NsPerPkt(), senderNs, 100*lostFrac, where, 100*s.BusyFrac(), 100*s.WaitFrac(), 100*s.IdleFrac())
 	var msg string

@@ -67,7 +67,7 @@ func TestStage(t *testing.T) {
 		if got := s.Bound(c.lost, c.senderNs); got != c.want {
 			t.Errorf("lost %v, sender %v ns: bound %v, want %v", c.lost, c.senderNs, got, c.want)
 		}
-		if v := s.Verdict("x", 0, c.lost, c.senderNs, "here"); strings.HasPrefix(v, "REMOTE-BOUND") != c.want {
+		if v := s.Words("x", 0, c.lost, c.senderNs, "here"); strings.HasPrefix(v, "REMOTE-BOUND") != c.want {
 			t.Errorf("lost %v, sender %v ns: verdict %q", c.lost, c.senderNs, v)
 		}
 	}

@@ -153,9 +153,9 @@ type Contended struct {
 	// Frac is the share of the rounds in which a call ran slower with
 	// a reference that moved, left out of the figures.
 	Frac float64
-	// Uncontended is false when fewer than a tenth of the calls ran
-	// free: the figures are of those few.
-	Uncontended bool
+	// TooFewFree says more than units.MaxContended of the calls were
+	// contended: the figures are of the few free ones.
+	TooFewFree bool
 	// Measured says the load was measured with every call.
 	Measured bool
 	// Calls is the calls of each stream, contended or not.
@@ -170,7 +170,7 @@ func (l Contended) Report(b *testing.B, rec *Record) {
 		return
 	}
 	l.Metric(b)
-	if !l.Uncontended {
+	if l.TooFewFree {
 		// With no free call left, the figures are of every call
 		// (Rounds.Uncontended).
 		of := "the few free ones"

@@ -14,7 +14,7 @@ import (
 // rounds left out. ok is false when more than units.MaxContended of them were
 // contended. r is returned whole, with ok false, when it has no loads, and
 // whole when the judge left out every round: nothing of it was free.
-func (r *Rounds) Uncontended(c *gauge.Contention) (u *Rounds, v gauge.Verdict, contended float64, ok bool) {
+func (r *Rounds) Uncontended(c *gauge.Contention) (u *Rounds, v gauge.Decision, contended float64, ok bool) {
 	n := r.Count()
 	if n == 0 {
 		return r, v, 0, false
@@ -190,6 +190,6 @@ func (r *Rounds) clean(c *gauge.Contention) (*Rounds, Contended) {
 	u, v, contended, ok := r.Uncontended(c)
 	c.Keep(v)
 	n := r.Count()
-	return u, Contended{Frac: contended, Uncontended: ok, Calls: n,
+	return u, Contended{Frac: contended, TooFewFree: !ok, Calls: n,
 		Measured: n > 0 && len(r.Load) > 0 && len(r.Load[0]) == n}
 }

@@ -296,7 +296,7 @@ func report(calls []call, loaded bool) {
 }
 
 // says names the references with a say in v.
-func says(v gauge.Verdict) string {
+func says(v gauge.Decision) string {
 	var s []string
 	for k, ok := range v.Say {
 		if ok {

@@ -130,7 +130,7 @@ func parseTrace(r io.Reader) (trace, error) {
 // judge runs the suite's judge over t as the rounds engine would: each
 // call's load the larger of the gauges before and after it, every reading
 // added to the run's record, whose thresholds the judge takes.
-func (t trace) judge() gauge.Verdict {
+func (t trace) judge() gauge.Decision {
 	var c gauge.Contention
 	calls := append([]gauge.Call(nil), t.calls...)
 	for i := range calls {
@@ -141,7 +141,7 @@ func (t trace) judge() gauge.Verdict {
 
 // summary is the replay's line: the share of calls flagged, and the
 // 10th percentile and median of the kept and of the flagged calls' costs.
-func (t trace) summary(v gauge.Verdict) string {
+func (t trace) summary(v gauge.Decision) string {
 	var kept, flagged []float64
 	for i, c := range t.calls {
 		if v.Contended[i] {

@@ -116,7 +116,7 @@ func TestReplay(t *testing.T) {
 }
 
 // keptMedian is the median cost of the calls v keeps.
-func (t trace) keptMedian(v gauge.Verdict) float64 {
+func (t trace) keptMedian(v gauge.Decision) float64 {
 	var xs []float64
 	for i, c := range t.calls {
 		if !v.Contended[i] {

@@ -29,9 +29,9 @@ type Contention struct {
 // Judge says which of calls ran contended (judge), by the run's
 // thresholds and what its earlier rows showed of each reference. A nil
 // *Contention flags none.
-func (c *Contention) Judge(calls []Call) Verdict {
+func (c *Contention) Judge(calls []Call) Decision {
 	if c == nil {
-		return Verdict{Contended: make([]bool, len(calls))}
+		return Decision{Contended: make([]bool, len(calls))}
 	}
 	th := c.Threshold()
 	c.mu.Lock()
@@ -43,7 +43,7 @@ func (c *Contention) Judge(calls []Call) Verdict {
 // Keep adds what a row's final verdict showed of each reference to the
 // run's, for the rows judged after it: a reference that predicted the
 // program's cost in one row has its say in a row too short to show it.
-func (c *Contention) Keep(v Verdict) {
+func (c *Contention) Keep(v Decision) {
 	if c == nil {
 		return
 	}

@@ -20,8 +20,9 @@ type Call struct {
 	Load Load
 }
 
-// A Verdict is what the judge decided of a set of calls.
-type Verdict struct {
+// A Decision is what the judge decided of a set of calls (a claim's
+// judgement is results/verdict's Verdict).
+type Decision struct {
 	// Contended[i] says call i ran slower with a reference that moved.
 	Contended []bool
 	// Say says which references predicted the program's cost in these
@@ -69,8 +70,8 @@ func (e evidence) plus(f evidence) evidence {
 // calls. The calls flagged are those on which a reference with a say
 // moved and which are slow against the calls on which none with a say
 // did. See docs/method.md#the-judge.
-func judge(calls []Call, th Load, run evidence) Verdict {
-	v := Verdict{Contended: make([]bool, len(calls))}
+func judge(calls []Call, th Load, run evidence) Decision {
+	v := Decision{Contended: make([]bool, len(calls))}
 	var moved [Refs][]bool
 	for k := range moved {
 		moved[k] = make([]bool, len(calls))

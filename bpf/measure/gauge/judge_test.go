@@ -23,7 +23,7 @@ func calls(n int, shape func(i int, c *Call)) []Call {
 var th = Load{1.06, 1.06}
 
 // flagged counts the calls v flags among those pick selects, and those.
-func flagged(v Verdict, pick func(i int) bool) (n, of int) {
+func flagged(v Decision, pick func(i int) bool) (n, of int) {
 	for i, c := range v.Contended {
 		if pick(i) {
 			of++
@@ -165,7 +165,7 @@ func TestContentionJudge(t *testing.T) {
 	if v := none.Judge(make([]Call, 3)); len(v.Contended) != 3 || v.Say != ([Refs]bool{}) {
 		t.Errorf("nil Contention: %v", v)
 	}
-	none.Keep(Verdict{})
+	none.Keep(Decision{})
 	c := new(Contention)
 	row := calls(600, func(i int, c *Call) {
 		if (i/50)%3 == 1 {
