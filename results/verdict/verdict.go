@@ -47,9 +47,10 @@ const (
 	NoLabels      // no file has the labels that say which boot it is
 	NoData        // the files have no runs of what measures it
 	NoResults     // the files hold no results at all
+	numVerdicts
 )
 
-var verdictNames = [...]string{
+var verdictNames = [numVerdicts]string{
 	NoInterval:    "no interval",
 	Within:        "within the published range",
 	Overlaps:      "overlaps the published range",
@@ -72,7 +73,17 @@ func (v Verdict) String() string { return verdictNames[v] }
 
 // Judged reports whether v judges a measurement: the outcome has an
 // estimate.
-func (v Verdict) Judged() bool { return v <= ShapeUnclear }
+func (v Verdict) Judged() bool {
+	switch v {
+	case NoInterval, Within, Overlaps, Outside, CannotTell, InShape, NotInShape, ShapeUnclear:
+		return true
+	}
+	return false
+}
+
+// noWords is the reason a decision gives for a verdict its switch has
+// no words of its own for: a test fails on it.
+func noWords(v Verdict) string { return fmt.Sprintf("%s (no words of its own for this verdict)", v) }
 
 // A rule gives its verdict when its test holds of the measured interval
 // [e.Lo, e.Hi] and the range [lo, hi] the claim allows; the first rule
@@ -109,14 +120,17 @@ var timingRules = []rule{
 // bounds of that side: -Inf and 0, or -tol and tol).
 var shapeRules = []rule{
 	noIntervalRule,
-	{InShape, "the interval lies on the claimed side: below 0 where the claim has the path get shorter, inside ±4% of the older kernel's count where it has it unchanged",
+	{InShape, "the interval lies on the claimed side: below 0 where the claim has the path get shorter, above 0 where longer, inside ±4% of the older kernel's count where it has it unchanged",
 		func(e stat.Estimate, _, lo, hi float64) bool {
-			if math.IsInf(lo, -1) {
+			switch {
+			case math.IsInf(lo, -1): // shorter: below 0
 				return e.Hi < hi
+			case math.IsInf(hi, 1): // longer: above 0
+				return e.Lo > lo
 			}
 			return e.Lo >= lo && e.Hi <= hi
 		}},
-	{NotInShape, "the interval lies wholly off the claimed side: at or above 0 for a path claimed shorter, beyond ±4% for a path claimed unchanged",
+	{NotInShape, "the interval lies wholly off the claimed side: at or above 0 for a path claimed shorter, below 0 for one claimed longer, beyond ±4% for a path claimed unchanged",
 		func(e stat.Estimate, _, lo, hi float64) bool {
 			if math.IsInf(lo, -1) {
 				return e.Lo >= hi
@@ -156,11 +170,13 @@ func Decide(p claims.Published, e stat.Estimate) (Verdict, string) {
 		return v, fmt.Sprintf("%s includes 0: an effect this size cannot be told from none here", ci)
 	case Within:
 		return v, fmt.Sprintf("%s lies inside the published range %s", ci, allowed)
+	case Overlaps:
+		if p.Value == 0 {
+			return v, fmt.Sprintf("%s overlaps %s but reaches beyond it: too wide to rule out an effect", ci, allowed)
+		}
+		return v, fmt.Sprintf("%s overlaps the published range %s and reaches beyond it", ci, allowed)
 	}
-	if p.Value == 0 {
-		return v, fmt.Sprintf("%s overlaps %s but reaches beyond it: too wide to rule out an effect", ci, allowed)
-	}
-	return v, fmt.Sprintf("%s overlaps the published range %s and reaches beyond it", ci, allowed)
+	return v, noWords(v)
 }
 
 // DecideShape judges a change of instruction count e (newer minus older
@@ -179,25 +195,28 @@ func DecideShape(change claims.Change, e stat.Estimate, old float64) (Verdict, s
 	v := decide(shapeRules, e, 0, lo, hi)
 	ci := "the CI " + interval(e.Lo, e.Hi)
 	band := fmt.Sprintf("±%s instructions (4%% of the older kernel's %s)", stat.Format(tol), stat.Format(old))
-	switch {
-	case v == NoInterval:
+	if v == NoInterval {
 		return v, fmt.Sprintf("no CI (%s): %s is not held against the claimed side", e.Method, stat.Format(e.Center))
-	case change == claims.Shorter && v == InShape:
-		return v, ci + " lies below 0: the path got shorter"
-	case change == claims.Shorter && v == NotInShape:
-		return v, ci + " lies at or above 0: the path did not get shorter"
-	case change == claims.Shorter:
-		return v, ci + " includes 0: shorter or not, this cannot tell"
-	case change == claims.Longer && v == InShape:
-		return v, ci + " lies above 0: the path got longer"
-	case change == claims.Longer && v == NotInShape:
-		return v, ci + " lies at or below 0: the path did not get longer"
-	case change == claims.Longer:
-		return v, ci + " includes 0: longer or not, this cannot tell"
-	case v == InShape:
-		return v, ci + " lies within " + band + ": the path kept its length"
-	case v == NotInShape:
-		return v, ci + " lies wholly outside " + band + ": the path's length changed"
 	}
-	return v, ci + " reaches past " + band + ": unchanged or not, this cannot tell"
+	words := map[claims.Change]map[Verdict]string{
+		claims.Shorter: {
+			InShape:      " lies below 0: the path got shorter",
+			NotInShape:   " lies at or above 0: the path did not get shorter",
+			ShapeUnclear: " includes 0: shorter or not, this cannot tell",
+		},
+		claims.Longer: {
+			InShape:      " lies above 0: the path got longer",
+			NotInShape:   " lies below 0: the path did not get longer",
+			ShapeUnclear: " includes 0: longer or not, this cannot tell",
+		},
+		claims.Unchanged: {
+			InShape:      " lies within " + band + ": the path kept its length",
+			NotInShape:   " lies wholly outside " + band + ": the path's length changed",
+			ShapeUnclear: " reaches past " + band + ": unchanged or not, this cannot tell",
+		},
+	}
+	if w, ok := words[change][v]; ok {
+		return v, ci + w
+	}
+	return v, noWords(v)
 }

@@ -401,3 +401,46 @@ func TestControlLeans(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryVerdictHasItsWords: every verdict has a name of its own, and
+// every verdict a decision can give comes with words of its own, never
+// another verdict's (noWords).
+func TestEveryVerdictHasItsWords(t *testing.T) {
+	names := map[string]Verdict{}
+	for v := Verdict(0); v < numVerdicts; v++ {
+		n := v.String()
+		if n == "" {
+			t.Errorf("verdict %d has no name", v)
+		}
+		if w, dup := names[n]; dup {
+			t.Errorf("verdicts %d and %d share the name %q", w, v, n)
+		}
+		names[n] = v
+	}
+	est := func(lo, hi float64) stat.Estimate { return stat.Estimate{Center: (lo + hi) / 2, Lo: lo, Hi: hi} }
+	noCI := stat.Estimate{Center: 1, Lo: math.Inf(-1), Hi: math.Inf(1)}
+	seen := map[Verdict]bool{}
+	for _, p := range []claims.Published{{Value: 10, Lo: 9, Hi: 11}, {Value: 0, Lo: -1, Hi: 1}} {
+		for _, e := range []stat.Estimate{noCI, est(9.5, 10.5), est(12, 13), est(-1, 12), est(-0.5, 0.5), est(0.5, 1.5)} {
+			v, why := Decide(p, e)
+			seen[v] = true
+			if why == noWords(v) {
+				t.Errorf("Decide(%+v, %+v): %v has no words of its own", p, e, v)
+			}
+		}
+	}
+	for _, c := range []claims.Change{claims.Shorter, claims.Unchanged, claims.Longer} {
+		for _, e := range []stat.Estimate{noCI, est(-3, -2), est(2, 3), est(-1, 1), est(-100, -90)} {
+			v, why := DecideShape(c, e, 100)
+			seen[v] = true
+			if why == noWords(v) {
+				t.Errorf("DecideShape(%v, %+v): %v has no words of its own", c, e, v)
+			}
+		}
+	}
+	for v := Verdict(0); v < numVerdicts; v++ {
+		if v.Judged() && !seen[v] {
+			t.Errorf("no decision gave %v", v)
+		}
+	}
+}
