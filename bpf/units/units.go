@@ -137,3 +137,22 @@ const (
 func TooFewFree() string {
 	return fmt.Sprintf("too few free calls (contended-frac above %.1f)", MaxContended)
 }
+
+// IsControl says whether the sub-benchmark name is an A/A control row: a
+// family's baseline measured against itself, one of its keys set to aa
+// (BenchmarkXDP/prog=aa/size=64, BenchmarkDispatcher/dispatcher=aa/...).
+// Its delta should be 0: an interval that covers 0 in about 95% of runs,
+// and no instruction or event over its baseline.
+func IsControl(name string) bool {
+	for _, elem := range strings.Split(name, "/") {
+		_, v, ok := strings.Cut(elem, "=")
+		// The last value may carry go test's -GOMAXPROCS suffix.
+		if i := strings.LastIndexByte(v, '-'); i >= 0 && strings.Trim(v[i+1:], "0123456789") == "" {
+			v = v[:i]
+		}
+		if ok && v == "aa" {
+			return true
+		}
+	}
+	return false
+}

@@ -59,3 +59,22 @@ func TestSelectSplitsLines(t *testing.T) {
 		}
 	}
 }
+
+// TestIsControl: the A/A rows of XDP and Dispatcher are controls, with
+// or without go test's -GOMAXPROCS suffix; a row that merely contains aa
+// is not.
+func TestIsControl(t *testing.T) {
+	for name, want := range map[string]bool{
+		"BenchmarkXDP/prog=aa/size=64":                         true,
+		"BenchmarkXDP/prog=aa/size=64-2":                       true,
+		"BenchmarkDispatcher/dispatcher=aa/fill=none/prog=xdp": true,
+		"BenchmarkX/row=aa-2":                                  true,
+		"BenchmarkXDP/prog=drop/size=64":                       false,
+		"BenchmarkX/row=aab":                                   false,
+		"BenchmarkX/row=baa-2":                                 false,
+	} {
+		if got := IsControl(name); got != want {
+			t.Errorf("IsControl(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"bpfbench/bpf/units"
 	"bpfbench/results/benchfile"
 )
 
@@ -37,7 +38,7 @@ func Checks(rows []Row, res *benchfile.File) (bad, notes []string) {
 			}
 		}
 		switch {
-		case control(r.Name, "BenchmarkXDP/prog=aa/"), control(r.Name, "BenchmarkDispatcher/dispatcher=aa/"):
+		case units.IsControl(r.Name):
 			bad = append(bad, expect(r, 0)...)
 		case control(r.Name, "BenchmarkXDP/prog=add64/"):
 			bad = append(bad, expect(r, 64)...)

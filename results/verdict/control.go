@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"bpfbench/bpf/units"
 	"bpfbench/results/benchfile"
 
 	"github.com/aclements/go-moremath/stats"
@@ -22,14 +23,7 @@ import (
 const controlMissAlpha = 0.01
 
 // isControl says whether a sub-benchmark is an A/A control row.
-func isControl(n benchfile.Name) bool {
-	for _, v := range n.Keys {
-		if v == "aa" {
-			return true
-		}
-	}
-	return false
-}
+func isControl(n benchfile.Name) bool { return units.IsControl(n.String()) }
 
 // control counts the A/A control runs of the file and those whose 95%
 // interval (delta-ns/op ± delta-ci95-ns) misses 0.
