@@ -15,3 +15,4 @@ package bpf
 //go:generate go tool bpf2go -tags linux -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -go-package bpf Trampoline ../progs/trampoline.c
 //go:generate go tool bpf2go -tags linux -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -go-package bpf Afxdp ../progs/afxdp.c
 //go:generate go tool bpf2go -tags linux -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -go-package bpf Cpumap ../progs/cpumap.c
+//go:generate go tool bpf2go -tags linux -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu" -target bpfel -go-package bpf Helper ../progs/helper.c
