@@ -125,10 +125,7 @@ func (v afxdpVariant) socket(b *testing.B, run *harness.Remote, objs *bpf.AfxdpO
 			return c.Returned(), err
 		}
 	}
-	app := &harness.Stage{Read: func() (uint64, int64, int64, error) {
-		work, wait, err := times()
-		return done.Load(), work, wait, err
-	}}
+	app := harness.NewStage(func() (uint64, error) { return done.Load(), nil }, times)
 	r := rig.Receiver{Mode: bpf.XDPNative, Ext: &rig.Ext{
 		Name:      fmt.Sprintf("AF_XDP %s %s, queue %d", v.mode, v.app, queue),
 		Prog:      objs.XskRedirect,

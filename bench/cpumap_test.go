@@ -103,14 +103,7 @@ func (v cpumapVariant) redirectPath(b *testing.B, run *harness.Remote, objs *bpf
 		count = func() (uint64, error) { return sumPerCPU(objs.RemoteCount) }
 	}
 	times := setCPUMap(b, objs.Cpus, run.CPU, prog)
-	kthread := &harness.Stage{Read: func() (uint64, int64, int64, error) {
-		n, err := count()
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		work, wait, err := times()
-		return n, work, wait, err
-	}}
+	kthread := harness.NewStage(count, times)
 	in0, err := snmp.Read("Udp", "InDatagrams")
 	if err != nil {
 		b.Fatal(err)

@@ -121,10 +121,7 @@ func (v udpVariant) socket(b *testing.B, run *harness.Remote, snmp *harness.SNMP
 	fd := openUDP(b, run.T.NS)
 	rx := &udpReceiver{fd: fd, call: v.recv}
 	times := rx.start(b, run.CPU)
-	st := &harness.Stage{Read: func() (uint64, int64, int64, error) {
-		work, wait, err := times()
-		return rx.dgrams.Load(), work, wait, err
-	}}
+	st := harness.NewStage(func() (uint64, error) { return rx.dgrams.Load(), nil }, times)
 	// Calls and socket drops over the same calls as st.
 	var calls, drops, c0, d0 uint64
 	before := func() error {

@@ -20,8 +20,8 @@ import (
 // kthread, a receive loop in poll) or spinning with nothing to do (an
 // AF_XDP application).
 type Stage struct {
-	// read returns running counts: packets handled, ns worked, ns waited
-	// for a CPU.
+	// Read returns running counts: packets handled, ns worked, ns waited
+	// for a CPU (NewStage makes it).
 	Read func() (pkts uint64, work, wait int64, err error)
 	// now is the wall clock (nil: time.Now).
 	Now func() time.Time
@@ -34,6 +34,20 @@ type Stage struct {
 
 	Pkts             uint64 // totals since reset
 	Work, Wait, Wall int64
+}
+
+// NewStage is the stage whose packets count counts and whose CPU time
+// times reads (a remote CPU's work and wait, as sched reads them): the
+// one accounting of the families that end on a second CPU.
+func NewStage(count func() (uint64, error), times func() (work, wait int64, err error)) *Stage {
+	return &Stage{Read: func() (uint64, int64, int64, error) {
+		n, err := count()
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		work, wait, err := times()
+		return n, work, wait, err
+	}}
 }
 
 func (s *Stage) Before() error {

@@ -16,10 +16,8 @@ func TestStage(t *testing.T) {
 	var pkts uint64
 	var work, wait int64
 	now := time.Unix(0, 0)
-	s := &Stage{
-		Read: func() (uint64, int64, int64, error) { return pkts, work, wait, nil },
-		Now:  func() time.Time { return now },
-	}
+	s := NewStage(func() (uint64, error) { return pkts, nil }, func() (int64, int64, error) { return work, wait, nil })
+	s.Now = func() time.Time { return now }
 	step := func(d time.Duration, p uint64, w, q int64) {
 		now = now.Add(d)
 		pkts += p
