@@ -14,6 +14,7 @@ import (
 	"bpfbench/bpf/iface"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/rig"
+	"bpfbench/internal/testutil"
 
 	"golang.org/x/perf/benchfmt"
 )
@@ -184,7 +185,7 @@ func BenchmarkAttach(b *testing.B) {
 		return
 	}
 	t, err := rig.NewTraffic(2)
-	must(b, "traffic rig", t, err)
+	testutil.Must(b, record.Require, "traffic rig", t, err)
 	o := benchOptions()
 	var rows []measure.Row
 	for _, v := range attachVariants(*flagAttachSweep) {

@@ -21,6 +21,7 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
+	"bpfbench/internal/testutil"
 
 	"github.com/vishvananda/netlink"
 )
@@ -70,10 +71,10 @@ func benchAttachIface(b *testing.B) {
 		b.Fatal(err)
 	}
 	rs, err := rig.LoadReceivers()
-	must(b, "load receivers", rs, err)
+	testutil.Must(b, record.Require, "load receivers", rs, err)
 	vs := ifaceVariants(*flagAttachSweep)
 	a, err := iface.Attach(ifc, rs.Prog(vs[0].action, vs[0].prog))
-	must(b, "attach the receiver", a, err)
+	testutil.Must(b, record.Require, "attach the receiver", a, err)
 	l, mode := a.Link, a.Mode
 	if a.NativeErr != nil {
 		fmt.Fprintf(os.Stderr, "Attach on %s: native XDP failed (%v): measuring generic XDP\n", ifc, a.NativeErr)
@@ -169,7 +170,7 @@ func ifaceWords(s iface.Window) string {
 func TestAttachIface(t *testing.T) {
 	host.RequireRoot(t)
 	tr, err := rig.NewTraffic(2)
-	must(t, "traffic rig", tr, err)
+	testutil.Must(t, record.Require, "traffic rig", tr, err)
 	before := takeSnapshot(t)
 
 	stop := tr.Flood(100_000)

@@ -11,6 +11,7 @@ import (
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
+	"bpfbench/internal/testutil"
 
 	"github.com/cilium/ebpf"
 )
@@ -70,7 +71,7 @@ func newCallFamily(tb testing.TB) *callFamily {
 		tb.Fatal(err)
 	}
 	h, err := rig.NewHolder(host.NewNetns(tb), f.coll.prog(tb, bpf.CallProgInlineEntry))
-	f.holder = must(tb, "dispatcher holder", h, err)
+	f.holder = testutil.Must(tb, record.Require, "dispatcher holder", h, err)
 	return f
 }
 

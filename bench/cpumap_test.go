@@ -14,6 +14,7 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
+	"bpfbench/internal/testutil"
 
 	"github.com/cilium/ebpf"
 )
@@ -78,7 +79,7 @@ func BenchmarkCpumap(b *testing.B) {
 	}), "load the cpumap programs")
 	b.Cleanup(func() { objs.Close() })
 	snmp, err := harness.OpenSNMP(run.T.NS)
-	must(b, "open /proc/net/snmp", snmp, err)
+	testutil.Must(b, record.Require, "open /proc/net/snmp", snmp, err)
 	inPlace := rig.Receiver{Action: rig.Drop, Mode: bpf.XDPNative, Prog: rig.RxDrop}
 	var rows []harness.RemoteRow
 	for _, v := range cpumapVariants {

@@ -9,6 +9,7 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
+	"bpfbench/internal/testutil"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -79,7 +80,7 @@ func BenchmarkDispatcher(b *testing.B) {
 	fillers := map[string]*rig.Filler{}
 	for _, m := range fillModes {
 		fl, err := rig.NewFiller(rig.DispatcherMax, m.mode)
-		must(b, "fillers", fl, err)
+		testutil.Must(b, record.Require, "fillers", fl, err)
 		// The measured program, in every layout, first among any k
 		// attached: its path through the dispatcher's binary search is
 		// then the same on every run and kernel (dispatcher-rank says

@@ -8,6 +8,7 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
+	"bpfbench/internal/testutil"
 
 	"github.com/cilium/ebpf"
 )
@@ -41,7 +42,7 @@ func BenchmarkHelper(b *testing.B) {
 		loads = append(loads, objs)
 	}
 	h, err := rig.NewHolder(host.NewNetns(b), loads[0].None)
-	holder := must(b, "dispatcher holder", h, err)
+	holder := testutil.Must(b, record.Require, "dispatcher holder", h, err)
 	frame, err := bpf.UDPFrame(64)
 	if err != nil {
 		b.Fatal(err)

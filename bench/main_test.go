@@ -316,22 +316,6 @@ var journal = host.NewJournal()
 // which TestMain writes after the results.
 var record = new(measure.Record)
 
-// must is x, made by a setup that returned err: a failed setup skips or
-// fails tb by the run's record (measure.Record.Require, doing saying what
-// the setup did), and x is closed when tb ends, its Close's error failing
-// tb. Closed last-in first-out with tb's other cleanups, so a setup's
-// XDP links go before the namespace made before it.
-func must[T io.Closer](tb testing.TB, doing string, x T, err error) T {
-	tb.Helper()
-	record.Require(tb, err, doing)
-	tb.Cleanup(func() {
-		if err := x.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return x
-}
-
 // failEnv names a point at which the suite fails on purpose, or with
 // "block:" before it stops there until killed (see failpoint): how tests
 // prove that a run failing or killed half-way leaves the machine as it

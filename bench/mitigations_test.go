@@ -16,6 +16,7 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
+	"bpfbench/internal/testutil"
 
 	"github.com/cilium/ebpf"
 )
@@ -95,7 +96,7 @@ func newMitigationsFamily(tb testing.TB) *mitigationsFamily {
 		tb.Fatal(err)
 	}
 	h, err := rig.NewHolder(host.NewNetns(tb), f.sets["0"][0].Drop)
-	f.holder = must(tb, "dispatcher holder", h, err)
+	f.holder = testutil.Must(tb, record.Require, "dispatcher holder", h, err)
 	return f
 }
 

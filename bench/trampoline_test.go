@@ -12,6 +12,7 @@ import (
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
+	"bpfbench/internal/testutil"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -246,7 +247,7 @@ func newTrampolineFamily(tb testing.TB) *trampolineFamily {
 		tb.Fatal(err)
 	}
 	h, err := rig.NewHolder(host.NewNetns(tb), f.core.Target)
-	f.holder = must(tb, "dispatcher holder", h, err)
+	f.holder = testutil.Must(tb, record.Require, "dispatcher holder", h, err)
 	return f
 }
 

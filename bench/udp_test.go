@@ -16,6 +16,7 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
+	"bpfbench/internal/testutil"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/sys/unix"
@@ -84,7 +85,7 @@ const skMeminfoDrops, skMeminfoVars = 8, 9
 func BenchmarkUDP(b *testing.B) {
 	run := harness.NewRemote(b, benchOptions(), "the receiving thread")
 	snmp, err := harness.OpenSNMP(run.T.NS)
-	must(b, "open /proc/net/snmp", snmp, err)
+	testutil.Must(b, record.Require, "open /proc/net/snmp", snmp, err)
 	var rows []harness.RemoteRow
 	for _, v := range udpVariants(*flagUDPRecvmmsg) {
 		rows = append(rows, harness.RemoteRow{Name: v.name(), Start: func(b *testing.B) harness.RemotePath {

@@ -10,6 +10,7 @@ import (
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
+	"bpfbench/internal/testutil"
 )
 
 // xdpPrograms are the core XDP programs (progs/xdp.c). drop is the program
@@ -42,7 +43,7 @@ func newXDPFamily(tb testing.TB) *xdpFamily {
 	}
 	f.objs = f.layouts[0]
 	h, err := rig.NewHolder(host.NewNetns(tb), f.objs.Drop)
-	f.holder = must(tb, "dispatcher holder", h, err)
+	f.holder = testutil.Must(tb, record.Require, "dispatcher holder", h, err)
 	return f
 }
 

@@ -35,7 +35,7 @@ var layers = map[string]int{
 	"bpf/host":                     2,
 	"bpf/host/snapshot":            1,
 	"bpf/probe":                    3,
-	"bpf/internal/testutil":        4, // tests only
+	"internal/testutil":            4, // tests only
 	"results/claims":               3,
 	"results/drift":                3,
 	"results/plots":                3,

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"bpfbench/bpf"
-	"bpfbench/bpf/internal/testutil"
 	"bpfbench/internal/child"
+	"bpfbench/internal/testutil"
 
 	"github.com/cilium/ebpf"
 )

@@ -10,9 +10,10 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/internal/testutil"
+	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
+	"bpfbench/internal/testutil"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -212,10 +213,10 @@ func TestAttachRestores(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs, err := rig.LoadReceivers()
-	testutil.Must(t, "load receivers", rs, err)
+	testutil.Must(t, probe.Require, "load receivers", rs, err)
 	t.Run("attached", func(t *testing.T) {
 		a, err := Attach(ifc, rs.Prog(rig.Drop, rig.RxDrop))
-		testutil.Must(t, "attach", a, err)
+		testutil.Must(t, probe.Require, "attach", a, err)
 		if a.Mode != bpf.XDPNative || a.NativeErr != nil {
 			t.Errorf("veth has native XDP, got %s (%v)", a.Mode, a.NativeErr)
 		}
@@ -237,15 +238,15 @@ func TestAttachRestores(t *testing.T) {
 func TestMeter(t *testing.T) {
 	host.RequireRoot(t)
 	tr, err := rig.NewTraffic(2)
-	testutil.Must(t, "traffic rig", tr, err)
+	testutil.Must(t, probe.Require, "traffic rig", tr, err)
 	ifc, err := Check(Target{Name: tr.Pair.B.Name, Netns: tr.NS.Path()}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rs, err := rig.LoadReceivers()
-	testutil.Must(t, "load receivers", rs, err)
+	testutil.Must(t, probe.Require, "load receivers", rs, err)
 	a, err := Attach(ifc, rs.Prog(rig.Drop, rig.RxDrop))
-	testutil.Must(t, "attach", a, err)
+	testutil.Must(t, probe.Require, "attach", a, err)
 
 	stop := tr.Flood(50_000)
 	var out bytes.Buffer

@@ -8,10 +8,11 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/internal/testutil"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/testrun"
+	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
+	"bpfbench/internal/testutil"
 
 	"github.com/cilium/ebpf"
 )
@@ -32,7 +33,7 @@ func TestFamilyInterleavesRows(t *testing.T) {
 
 	loads := []*bpf.XDPObjects{testutil.LoadXDP(t), testutil.LoadXDP(t), testutil.LoadXDP(t), testutil.LoadXDP(t)}
 	h, err := rig.NewHolder(host.NewNetns(t), loads[0].Drop)
-	testutil.Must(t, "dispatcher holder", h, err)
+	testutil.Must(t, probe.Require, "dispatcher holder", h, err)
 	frame := testutil.Frame(t, 64)
 	var seq []int // the row of every measurement, warm-ups included
 	loop := func(row int, objs *bpf.XDPObjects) *testrun.Loop {

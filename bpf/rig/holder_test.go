@@ -6,7 +6,8 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/snapshot"
-	"bpfbench/bpf/internal/testutil"
+	"bpfbench/bpf/probe"
+	"bpfbench/internal/testutil"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -49,7 +50,7 @@ func TestHolder(t *testing.T) {
 	objs := testutil.LoadXDP(t)
 	ns := host.NewNetns(t)
 	h, err := NewHolder(ns, objs.Drop)
-	testutil.Must(t, "dispatcher holder", h, err)
+	testutil.Must(t, probe.Require, "dispatcher holder", h, err)
 	if got, want := xdpOn(t, ns)["lo"], uint32(progID(t, objs.Drop)); got != want {
 		t.Fatalf("lo has program %d, want drop (%d)", got, want)
 	}
@@ -85,7 +86,7 @@ func TestFiller(t *testing.T) {
 	host.RequireRoot(t)
 	for _, mode := range []link.XDPAttachFlags{link.XDPGenericMode, link.XDPDriverMode} {
 		f, err := NewFiller(5, mode)
-		testutil.Must(t, "fillers", f, err)
+		testutil.Must(t, probe.Require, "fillers", f, err)
 		if err := f.Set(3); err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +151,7 @@ func TestFillerAbove(t *testing.T) {
 	}
 	defer p.Close()
 	f, err := NewFiller(6, link.XDPGenericMode)
-	testutil.Must(t, "fillers", f, err)
+	testutil.Must(t, probe.Require, "fillers", f, err)
 	n, err := f.Above(p)
 	if err != nil {
 		t.Fatal(err)

@@ -9,9 +9,10 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/internal/testutil"
 	"bpfbench/bpf/measure"
+	"bpfbench/bpf/probe"
 	"bpfbench/bpf/sched"
+	"bpfbench/internal/testutil"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -24,7 +25,7 @@ import (
 func TestTrafficCatchesVanishedFrames(t *testing.T) {
 	host.RequireRoot(t)
 	tr, err := NewTraffic(2)
-	testutil.Must(t, "traffic rig", tr, err)
+	testutil.Must(t, probe.Require, "traffic rig", tr, err)
 	r := Receiver{Action: Drop, Mode: bpf.XDPGeneric, Prog: RxDrop}
 	err = sched.Pinned(testutil.LastCPU(), func() error {
 		if err := tr.Set(r); err != nil {
@@ -57,7 +58,7 @@ func TestTrafficCatchesVanishedFrames(t *testing.T) {
 func TestTrafficBenchAccounts(t *testing.T) {
 	host.RequireRoot(t)
 	tr, err := NewTraffic(2)
-	testutil.Must(t, "traffic rig", tr, err)
+	testutil.Must(t, probe.Require, "traffic rig", tr, err)
 	r := Receiver{Action: Tx, Mode: bpf.XDPNative, Prog: RxDrop}
 	ref := Receiver{Action: Drop, Mode: bpf.XDPNative, Prog: RxDrop}
 	o := measure.BenchOptions{CPU: testutil.LastCPU(), CallTime: time.Millisecond, Interleave: true}
@@ -126,7 +127,7 @@ func benchFrames(t *testing.T, frames int, tr *Traffic, r Receiver, ref *Receive
 func TestTrafficFullDispatcher(t *testing.T) {
 	host.RequireRoot(t)
 	tr, err := NewTraffic(2)
-	testutil.Must(t, "traffic rig", tr, err)
+	testutil.Must(t, probe.Require, "traffic rig", tr, err)
 	r := Receiver{Action: Drop, Mode: bpf.XDPNative, Prog: RxDrop}
 	r.Fill = tr.FullFill(r)
 	if got := r.Fill + 2; got != DispatcherMax {

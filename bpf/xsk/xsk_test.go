@@ -9,10 +9,10 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/harness"
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/internal/testutil"
 	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
+	"bpfbench/internal/testutil"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
@@ -33,7 +33,7 @@ func TestXSKCopyMode(t *testing.T) {
 		t.Skip("needs two CPUs: the application spins on the one the generator does not use")
 	}
 	tr, err := rig.NewTraffic(2)
-	testutil.Must(t, "traffic rig", tr, err)
+	testutil.Must(t, probe.Require, "traffic rig", tr, err)
 	var objs bpf.AfxdpObjects
 	spec, err := bpf.LoadAfxdp()
 	if err != nil {

@@ -6,11 +6,12 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/internal/testutil"
 	"bpfbench/bpf/measure/testrun"
+	"bpfbench/bpf/probe"
 	"bpfbench/bpf/rig"
 	"bpfbench/bpf/sched"
 	"bpfbench/internal/child"
+	"bpfbench/internal/testutil"
 )
 
 func TestMain(m *testing.M) { child.RunTests(m, nil) }
@@ -20,7 +21,7 @@ func TestMeasure(t *testing.T) {
 	// Held in the dispatcher: otherwise each call rebuilds it, and that
 	// varying cost can exceed a 10000-run loop.
 	h, err := rig.NewHolder(host.NewNetns(t), objs.Drop)
-	testutil.Must(t, "dispatcher holder", h, err)
+	testutil.Must(t, probe.Require, "dispatcher holder", h, err)
 	l := &testrun.Loop{Prog: objs.Drop, Data: testutil.Frame(t, 64), Runs: objs.Runs, Prepare: h.Held(objs.Drop)}
 	var before, after uint64
 	objs.Runs.Get(&before)
@@ -55,7 +56,7 @@ func TestMeasure(t *testing.T) {
 func TestLayoutsTakeTurns(t *testing.T) {
 	loads := []*bpf.XDPObjects{testutil.LoadXDP(t), testutil.LoadXDP(t), testutil.LoadXDP(t)}
 	h, err := rig.NewHolder(host.NewNetns(t), loads[0].Drop)
-	testutil.Must(t, "dispatcher holder", h, err)
+	testutil.Must(t, probe.Require, "dispatcher holder", h, err)
 	frame := testutil.Frame(t, 64)
 	var loops []*testrun.Loop
 	for _, objs := range loads {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"bpfbench/bpf"
-	"bpfbench/bpf/internal/testutil"
+	"bpfbench/internal/testutil"
 )
 
 func TestMeasureDetectsMissingRuns(t *testing.T) {

@@ -10,17 +10,21 @@ import (
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
-	"bpfbench/bpf/probe"
 	"bpfbench/bpf/sched"
 )
 
-// Must is x, made by a setup that returned err: it skips tb when err says
-// the kernel lacks a feature or the host refused it and fails tb on any
-// other error (probe.Require, doing saying what the setup did), and closes
-// x when tb ends, failing tb if Close fails.
-func Must[T io.Closer](tb testing.TB, doing string, x T, err error) T {
+// A Requirer skips or fails tb by a setup's error, doing saying what the
+// setup did: probe.Require, or a run's record (measure.Record.Require),
+// which also keeps the reason for the run's summary.
+type Requirer func(tb testing.TB, err error, doing string)
+
+// Must is x, made by a setup that returned err: require skips or fails
+// tb by err, and x is closed when tb ends, its Close's error failing tb.
+// Closed last-in first-out with tb's other cleanups, so a setup's XDP
+// links go before the namespace made before it.
+func Must[T io.Closer](tb testing.TB, require Requirer, doing string, x T, err error) T {
 	tb.Helper()
-	probe.Require(tb, err, doing)
+	require(tb, err, doing)
 	tb.Cleanup(func() {
 		if err := x.Close(); err != nil {
 			tb.Error(err)
