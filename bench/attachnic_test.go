@@ -142,9 +142,9 @@ func ifaceFigures(s iface.Window, nsPerPkt float64) []measure.Figure {
 	}
 	rxBound, lostFrac := ifaceRxBound(s)
 	return append(figs,
-		measure.Figure{Unit: "rx-cpu-busy", Value: s.Busy(), Diag: true},
-		measure.Figure{Unit: "lost-pkts", Value: float64(s.Missed), Diag: true},
-		measure.Figure{Unit: "lost-frac", Value: lostFrac, Diag: true},
+		measure.Figure{Unit: "rx-cpu-busy", Value: s.Busy()},
+		measure.Figure{Unit: "lost-pkts", Value: float64(s.Missed)},
+		measure.Figure{Unit: "lost-frac", Value: lostFrac},
 		measure.Figure{Unit: "rx-bound", Value: measure.OneIf(rxBound)})
 }
 

@@ -163,12 +163,12 @@ func (s *Stage) Words(what string, cpu int, lostFrac, senderNs float64, where st
 func (s *Stage) Figures(lostFrac, senderNs float64) []measure.Figure {
 	figs := []measure.Figure{
 		{Unit: "remote-ns/pkt", Value: s.NsPerPkt()},
-		{Unit: "remote-cpu-busy", Value: s.BusyFrac(), Diag: true},
-		{Unit: "remote-cpu-wait", Value: s.WaitFrac(), Diag: true},
-		{Unit: "remote-bound", Value: measure.OneIf(s.Bound(lostFrac, senderNs)), Diag: true},
+		{Unit: "remote-cpu-busy", Value: s.BusyFrac()},
+		{Unit: "remote-cpu-wait", Value: s.WaitFrac()},
+		{Unit: "remote-bound", Value: measure.OneIf(s.Bound(lostFrac, senderNs))},
 	}
 	if s.Bound(lostFrac, senderNs) {
-		figs = append(figs, measure.Figure{Unit: "remote-pps", Value: 1e9 / s.NsPerPkt(), Diag: true})
+		figs = append(figs, measure.Figure{Unit: "remote-pps", Value: 1e9 / s.NsPerPkt()})
 	}
 	return figs
 }

@@ -7,6 +7,7 @@ import (
 
 	"bpfbench/bpf/measure/robust"
 	"bpfbench/bpf/measure/testrun"
+	"bpfbench/bpf/units"
 )
 
 // Result summarises the samples of one variant.
@@ -49,13 +50,12 @@ type Result struct {
 }
 
 // A Figure is one number a row reports: a metric on its benchmark line,
-// or with Diag a diagnostic, which goes to the run's diagnostics file
-// (BenchOptions.diag). Every figure of every row is written by one reporter,
+// or, for a unit units.Diagnostic names, a diagnostic, which goes to the
+// run's diagnostics file (BenchOptions.diag). Every figure of every row is written by one reporter,
 // report.
 type Figure struct {
 	Unit  string
 	Value float64
-	Diag  bool
 }
 
 // report is the one reporter of a row: the engine's figures, the row's
@@ -69,7 +69,7 @@ func report(b *testing.B, o BenchOptions, row Row, r Result, engine []Figure) {
 		figs = append(figs, row.Report(b, r)...)
 	}
 	for _, f := range figs {
-		if f.Diag {
+		if units.Diagnostic[f.Unit] {
 			o.diag(b, f.Value, f.Unit)
 		} else {
 			o.Clocks.Report(b, f.Value, f.Unit)
@@ -118,17 +118,17 @@ func loopFigures(b *testing.B, rec *Record, v *testrun.Loop, r Result) []Figure 
 	// A time in whole kernel ns has no cycles to speak of; an emulated
 	// CPU's cycles are nobody's (NaN: BenchOptions.callSizing).
 	if !v.KernelClock && !math.IsNaN(r.Cycles) && !math.IsNaN(r.GHz) {
-		figs = append(figs, Figure{Unit: "cycles/op", Value: r.Cycles}, Figure{Unit: "core-ghz", Value: r.GHz, Diag: true})
+		figs = append(figs, Figure{Unit: "cycles/op", Value: r.Cycles}, Figure{Unit: "core-ghz", Value: r.GHz})
 	}
 	if kernelTimed {
-		figs = append(figs, Figure{Unit: "kernel-ns/op", Value: r.KernelNs, Diag: true},
-			Figure{Unit: "clock-disagree", Value: float64(r.Disagreed) / float64(max(r.Calls, 1)), Diag: true})
+		figs = append(figs, Figure{Unit: "kernel-ns/op", Value: r.KernelNs},
+			Figure{Unit: "clock-disagree", Value: float64(r.Disagreed) / float64(max(r.Calls, 1))})
 	}
-	figs = append(figs, Figure{Unit: "call-us", Value: r.CallUs, Diag: true}, Figure{Unit: "remeasured", Value: float64(r.Remeasured), Diag: true})
+	figs = append(figs, Figure{Unit: "call-us", Value: r.CallUs}, Figure{Unit: "remeasured", Value: float64(r.Remeasured)})
 	// A delta between two loops timed by the kernel's whole-ns average
 	// (KernelClock) is a truncation artifact, not a difference: none.
 	if r.HaveDelta && !v.KernelClock {
-		figs = append(figs, Figure{Unit: "delta-ns/op", Value: r.Delta.Value}, Figure{Unit: "delta-rel", Value: r.Rel.Value, Diag: true})
+		figs = append(figs, Figure{Unit: "delta-ns/op", Value: r.Delta.Value}, Figure{Unit: "delta-rel", Value: r.Rel.Value})
 		if h := r.Delta.Half(); !math.IsInf(h, 0) {
 			figs = append(figs, Figure{Unit: "delta-ci95-ns", Value: h})
 		}

@@ -172,7 +172,7 @@ func (res *TrafficResult) summarise(rounds *measure.Rounds, r Receiver) {
 func (res TrafficResult) Figures(r Receiver) []measure.Figure {
 	figs := []measure.Figure{{Unit: "capacity-pps", Value: res.PPS}, {Unit: "ns/pkt", Value: res.Ns}}
 	if res.HaveGen {
-		figs = append(figs, measure.Figure{Unit: "gen-ns/pkt", Value: res.GenNs, Diag: true})
+		figs = append(figs, measure.Figure{Unit: "gen-ns/pkt", Value: res.GenNs})
 	}
 	if !r.GeneratorOnly() && res.HaveGen {
 		figs = append(figs, measure.Figure{Unit: "rx-ns/pkt", Value: res.RxNs})
@@ -187,8 +187,8 @@ func (res TrafficResult) Figures(r Receiver) []measure.Figure {
 			figs = append(figs, measure.Figure{Unit: "delta-ci95-ns", Value: res.DeltaCI95})
 		}
 	}
-	return append(figs, measure.Figure{Unit: "lost-pkts", Value: float64(res.Lost), Diag: true},
-		measure.Figure{Unit: "lost-frac", Value: res.LostFrac, Diag: true})
+	return append(figs, measure.Figure{Unit: "lost-pkts", Value: float64(res.Lost)},
+		measure.Figure{Unit: "lost-frac", Value: res.LostFrac})
 }
 
 // MaxLostFrac is the share of lost frames above which a result does not
