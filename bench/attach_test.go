@@ -196,7 +196,6 @@ func BenchmarkAttach(b *testing.B) {
 			rr := refv.receiver(t)
 			ref = &rr
 		}
-		var summary func(measure.Result) rig.TrafficResult
 		rows = append(rows, measure.Row{
 			Name: v.name(),
 			Start: func(b *testing.B) measure.Job {
@@ -204,21 +203,20 @@ func BenchmarkAttach(b *testing.B) {
 					b.Fatal(err)
 				}
 				failpoint(b, "attach-"+v.dispatcher) // with everything attached
-				var w measure.Job
-				w, summary = t.Job(r, ref, o.Interleave, nil)
+				w, summary := t.Job(r, ref, o.Interleave, nil)
+				w.Report = func(b *testing.B, m measure.Result) []measure.Figure {
+					res := summary(m)
+					msg := harness.TrafficWords(r, res)
+					if res.HaveDelta {
+						msg += fmt.Sprintf("; delta-ns/pkt %.2f%s against %s", res.Delta, harness.PlusMinus(res.DeltaCI95), refv.name())
+					}
+					if !r.GeneratorOnly() {
+						msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + harness.Indent(res.Total.RX.Table(), "  ")
+					}
+					harness.Say(b, record, "", msg)
+					return res.Figures(r)
+				}
 				return w
-			},
-			Report: func(b *testing.B, m measure.Result) []measure.Figure {
-				res := summary(m)
-				msg := harness.TrafficWords(r, res)
-				if res.HaveDelta {
-					msg += fmt.Sprintf("; delta-ns/pkt %.2f%s against %s", res.Delta, harness.PlusMinus(res.DeltaCI95), refv.name())
-				}
-				if !r.GeneratorOnly() {
-					msg += "\n  frames the receiver saw, per RX queue and CPU:\n" + harness.Indent(res.Total.RX.Table(), "  ")
-				}
-				harness.Say(b, record, "", msg)
-				return res.Figures(r)
 			},
 		})
 	}

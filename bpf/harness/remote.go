@@ -88,22 +88,27 @@ func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 	b.Helper()
 	var table []measure.Row
 	for _, row := range rows {
-		var summary func(measure.Result) rig.TrafficResult
-		var report func(b *testing.B, res rig.TrafficResult) (string, []measure.Figure)
+		// say makes a job report what words says of its traffic, and
+		// its figures.
+		say := func(w measure.Job, summary func(measure.Result) rig.TrafficResult, words func(b *testing.B, res rig.TrafficResult) (string, []measure.Figure)) measure.Job {
+			w.Report = func(b *testing.B, m measure.Result) []measure.Figure {
+				msg, figs := words(b, summary(m))
+				Say(b, run.O.Record, "", msg)
+				return figs
+			}
+			return w
+		}
 		table = append(table, measure.Row{
 			Name: row.Name,
 			Start: func(b *testing.B) measure.Job {
 				if row.Kernel != nil {
-					var w measure.Job
-					w, summary = run.T.Job(*row.Kernel, nil, run.O.Interleave, nil)
-					report = func(b *testing.B, res rig.TrafficResult) (string, []measure.Figure) {
+					w, summary := run.T.Job(*row.Kernel, nil, run.O.Interleave, nil)
+					return say(w, summary, func(b *testing.B, res rig.TrafficResult) (string, []measure.Figure) {
 						return TrafficWords(*row.Kernel, res), res.Figures(*row.Kernel)
-					}
-					return w
+					})
 				}
 				p := row.Start(b)
-				var w measure.Job
-				w, summary = run.T.Job(p.R, p.Ref, run.O.Interleave, func() {
+				w, summary := run.T.Job(p.R, p.Ref, run.O.Interleave, func() {
 					if p.Stage != nil {
 						p.Stage.Reset()
 					}
@@ -111,7 +116,7 @@ func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 						p.Reset()
 					}
 				})
-				report = func(b *testing.B, res rig.TrafficResult) (string, []measure.Figure) {
+				return say(w, summary, func(b *testing.B, res rig.TrafficResult) (string, []measure.Figure) {
 					if p.Stage != nil && p.Stage.Pkts == 0 {
 						b.Fatalf("%s: no frames reached CPU %d (generated %d, received %d)", p.R.Ext.Name, run.CPU, res.Total.Gen, res.Total.Received())
 					}
@@ -125,13 +130,7 @@ func (run *Remote) Bench(b *testing.B, rows []RemoteRow) {
 						figs = append(figs, p.Stage.Figures(lost, res.Ns)...)
 					}
 					return msg, figs
-				}
-				return w
-			},
-			Report: func(b *testing.B, m measure.Result) []measure.Figure {
-				msg, figs := report(b, summary(m))
-				Say(b, run.O.Record, "", msg)
-				return figs
+				})
 			},
 		})
 	}

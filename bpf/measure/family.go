@@ -191,6 +191,10 @@ type Job struct {
 	Streams []Stream
 	Sizes   CallSizes
 	Reset   func()
+	// Report, when set, gives the row's own figures from its Result in
+	// place of Row.Report: what the row learnt in setting up the job
+	// stays with the job.
+	Report func(b *testing.B, r Result) []Figure
 }
 
 // Family measures the rows of a family and reports each as a
@@ -290,12 +294,17 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			}
 			o.Record.Require(b, m.row.Err, "set up")
 			if m.row.Start != nil {
-				res, err := stretch(b, o, m.row.Start(b))
+				job := m.row.Start(b)
+				res, err := stretch(b, o, job)
 				o.Record.Require(b, err, "measure "+m.row.Name)
+				row := m.row
+				if job.Report != nil {
+					row.Report = job.Report
+				}
 				// Go's ns/op would be the wall time of the whole row, and
 				// one op is not one call: the row's own figures say what
 				// a call is (ns/pkt).
-				report(b, o, m.row, res, []Figure{{Unit: "ns/op", Value: 0}})
+				report(b, o, row, res, []Figure{{Unit: "ns/op", Value: 0}})
 				return
 			}
 			if m.x == nil && m.err == nil {
