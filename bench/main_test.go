@@ -181,7 +181,7 @@ func run(m *testing.M) (code int) {
 			fmt.Fprintln(os.Stderr, "bpfbench:", err)
 			return 1
 		}
-		for _, u := range clocks().UnitLines() {
+		for _, u := range units.Header(clocks().Icount) {
 			fmt.Println(u)
 		}
 		for _, l := range ls {
@@ -223,7 +223,7 @@ func writeDiagnostics(path string) error {
 		f.Close()
 		return fmt.Errorf("diagnostics: %w", err)
 	}
-	for _, u := range clocks().DiagUnitLines() {
+	for _, u := range units.DiagHeader(clocks().Icount) {
 		fmt.Fprintln(f, u)
 	}
 	if err := record.WriteDiagnostics(f); err != nil {

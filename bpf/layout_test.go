@@ -23,6 +23,8 @@ var layers = map[string]int{
 	"bpf/host/tracefs":             0,
 	"bpf/measure/robust":           0,
 	"bpf/measure/mark":             0, // the anatomy's window marks and log
+	"bpf/measure/pattern":          0, // testing's rule for which rows -bench runs
+	"bpf/measure/runlog":           0, // the run's summary and diagnostics lines
 	"results/stat":                 0,
 	"bpf/host/syslock":             1,
 	"bpf/measure/gauge":            1,

@@ -2,7 +2,6 @@ package measure
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"bpfbench/bpf/units"
@@ -13,7 +12,7 @@ import (
 // advancing 2^Shift ns per instruction. The benchmarks learn it once
 // (probe.Icount) and give it to the engine in BenchOptions: the engine
 // does not probe the machine. (It reads testing's -test.bench and
-// -test.benchtime: BenchTime, benchSelects.)
+// -test.benchtime: BenchTime; pattern.Selected reads -test.bench.)
 type Clocks struct {
 	Icount bool
 	Shift  int
@@ -41,37 +40,4 @@ func (c Clocks) Report(b *testing.B, v float64, unit string) {
 	if u, ok := units.Counted(unit); ok {
 		b.ReportMetric(v/math.Exp2(float64(c.Shift)), u)
 	}
-}
-
-// DiagUnitLines are the Unit lines of the diagnostics file: none where
-// the clocks count instructions, as diagnostics then go on the line
-// (BenchOptions.diag).
-func (c Clocks) DiagUnitLines() []string {
-	if c.Icount {
-		return nil
-	}
-	return units.Select(true)
-}
-
-// UnitLines is the benchfmt metadata of Units (`Unit <name> <key>=<value>`)
-// for these clocks: where they count instructions, the units Report
-// reports instead.
-func (c Clocks) UnitLines() []string {
-	if !c.Icount {
-		// Diagnostics go to their own file, with their Unit lines
-		// (DiagUnitLines).
-		return units.Select(false)
-	}
-	var out []string
-	for _, l := range units.Lines {
-		f := strings.Fields(l)
-		if len(f) < 2 {
-			continue
-		}
-		if u, ok := units.Counted(f[1]); ok {
-			f[1] = u
-			out = append(out, strings.Join(f, " "))
-		}
-	}
-	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	"bpfbench/bpf/measure/gauge"
 	"bpfbench/bpf/measure/mark"
+	"bpfbench/bpf/measure/pattern"
 	"bpfbench/bpf/measure/robust"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/sched"
@@ -204,7 +205,7 @@ type Job struct {
 // that every row sees the same mix of the machine's states and any two
 // rows compare as a pair (randomised multiple interleaved trials: Abedi
 // and Brecht, ICPE 2017). Only the rows that -test.bench selects are
-// measured (benchSelects), and a row with a Setup is set up only then, each for the time of the rows left out too
+// measured (pattern.Selected), and a row with a Setup is set up only then, each for the time of the rows left out too
 // (Budget.Shared). A Start row is measured alone, in its own
 // sub-benchmark, through the same rounds, steal tally and summary
 // (stretch). See docs/method.md#interleaved-rows.
@@ -230,7 +231,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			continue
 		}
 		candidates++
-		if !benchSelects(b, row.Name) {
+		if !pattern.Selected(b.Name() + "/" + row.Name) {
 			continue
 		}
 		if row.Setup != nil {
@@ -308,7 +309,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 				return
 			}
 			if m.x == nil && m.err == nil {
-				b.Fatalf("row %s was not measured: benchSelects disagrees with the testing package", m.row.Name)
+				b.Fatalf("row %s was not measured: pattern.Selected disagrees with the testing package", m.row.Name)
 			}
 			o.Record.Require(b, m.err, "measure test_run loop")
 			m.res.Repeated, m.shown = m.shown, true

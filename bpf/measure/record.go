@@ -1,15 +1,14 @@
 package measure
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"bpfbench/bpf/measure/runlog"
 	"bpfbench/bpf/probe"
 )
 
@@ -25,18 +24,13 @@ type Record struct {
 	reasons map[string]string   // skip reason by row name
 	flags   map[string][]string // flags by row name
 	order   []string            // rows with diagnostics, in the order they ran
-	diag    map[string][]diagnostic
+	diag    map[string][]runlog.Figure
 }
 
 type outcome struct {
 	name    string
 	skipped bool
 	failed  bool
-}
-
-type diagnostic struct {
-	unit string
-	v    float64
 }
 
 // Run is b.Run(name, f) with its outcome recorded for the summary.
@@ -128,112 +122,38 @@ func (r *Record) Diagnose(name string, v float64, unit string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.diag == nil {
-		r.diag = map[string][]diagnostic{}
+		r.diag = map[string][]runlog.Figure{}
 	}
 	if _, ok := r.diag[name]; !ok {
 		r.order = append(r.order, name)
 	}
-	r.diag[name] = append(r.diag[name], diagnostic{unit, v})
+	r.diag[name] = append(r.diag[name], runlog.Figure{Unit: unit, Value: v})
 }
 
-// WriteSummary prints the summary of the rows run so far, each line
-// starting with "# " so that benchfmt and benchstat pass over it: how
-// many were measured, the skipped ones grouped by reason, the failed and
-// the flagged ones. It prints nothing when no row ran through Run.
+// WriteSummary prints the summary of the rows run so far (runlog.Summary).
 func (r *Record) WriteSummary(w io.Writer) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.rows) == 0 {
-		return
+	rows := make([]runlog.Row, len(r.rows))
+	for i, o := range r.rows {
+		rows[i] = runlog.Row{Name: o.name, Skipped: o.skipped, Failed: o.failed, Why: r.reasons[o.name]}
 	}
-	var measured int
-	var failed []string
-	skipped := map[string][]string{}
-	for _, o := range r.rows {
-		switch {
-		case o.skipped:
-			why := cmp.Or(r.reasons[o.name], "no reason recorded (run with -v to see it)")
-			skipped[why] = append(skipped[why], o.name)
-		case o.failed:
-			failed = append(failed, o.name)
-		default:
-			measured++
-		}
-	}
-	nskip := len(r.rows) - measured - len(failed)
-	fmt.Fprintf(w, "# bpfbench summary: %d rows measured, %d skipped, %d failed\n", measured, nskip, len(failed))
-	reasons := slices.Sorted(maps.Keys(skipped))
-	slices.SortStableFunc(reasons, func(a, b string) int { return len(skipped[b]) - len(skipped[a]) })
-	for _, why := range reasons {
-		names := skipped[why]
-		fmt.Fprintf(w, "# skipped %d: %s\n", len(names), why)
-		for _, line := range wrapNames(names) {
-			fmt.Fprintf(w, "#     %s\n", line)
-		}
-	}
-	for _, n := range failed {
-		fmt.Fprintf(w, "# failed: %s\n", n)
-	}
-	for _, n := range slices.Sorted(maps.Keys(r.flags)) {
-		fmt.Fprintf(w, "# flagged: %s: %s\n", n, strings.Join(r.flags[n], "; "))
-	}
-}
-
-// wrapNames lists names compactly: the names of one family after its
-// first with the family's prefix left out, about 100 characters a line.
-func wrapNames(names []string) []string {
-	var lines []string
-	var cur strings.Builder
-	family := ""
-	for _, n := range names {
-		f, rest, _ := strings.Cut(n, "/")
-		item := n
-		if f == family && cur.Len() > 0 {
-			item = rest
-		}
-		if cur.Len() > 0 && cur.Len()+len(item) > 100 {
-			lines = append(lines, cur.String())
-			cur.Reset()
-			item = n
-		}
-		if cur.Len() > 0 {
-			cur.WriteString(" ")
-		}
-		cur.WriteString(item)
-		family = f
-	}
-	if cur.Len() > 0 {
-		lines = append(lines, cur.String())
-	}
-	return lines
+	runlog.Summary(w, rows, r.flags)
 }
 
 // WriteDiagnostics prints one benchmark line per row that has
-// diagnostics, in the order the rows ran, and forgets them. A row's last
-// value of a unit wins, as in testing's own lines.
+// diagnostics, in the order the rows ran (runlog.Diagnostics), and
+// forgets them.
 func (r *Record) WriteDiagnostics(w io.Writer) error {
 	if r == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, name := range r.order {
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s 1", name)
-		last := map[string]float64{}
-		for _, d := range r.diag[name] {
-			last[d.unit] = d.v
-		}
-		for _, u := range slices.Sorted(maps.Keys(last)) {
-			fmt.Fprintf(&b, "\t%g %s", last[u], u)
-		}
-		if _, err := fmt.Fprintln(w, b.String()); err != nil {
-			return err
-		}
-	}
+	err := runlog.Diagnostics(w, r.order, r.diag)
 	r.order, r.diag = nil, nil
-	return nil
+	return err
 }

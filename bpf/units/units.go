@@ -156,3 +156,34 @@ func IsControl(name string) bool {
 	}
 	return false
 }
+
+// Header is the Unit lines a results file starts with: those of the units
+// not Diagnostic where the clocks keep time (diagnostics go to their own
+// file, with DiagHeader), and where they count instructions (icount) the
+// units a time is reported in instead (Counted), diagnostics included.
+func Header(icount bool) []string {
+	if !icount {
+		return Select(false)
+	}
+	var out []string
+	for _, l := range Lines {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		if u, ok := Counted(f[1]); ok {
+			f[1] = u
+			out = append(out, strings.Join(f, " "))
+		}
+	}
+	return out
+}
+
+// DiagHeader is the Unit lines of the diagnostics file: none where the
+// clocks count instructions, as diagnostics then go on the results line.
+func DiagHeader(icount bool) []string {
+	if icount {
+		return nil
+	}
+	return Select(true)
+}

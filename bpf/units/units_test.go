@@ -78,3 +78,26 @@ func TestIsControl(t *testing.T) {
 		}
 	}
 }
+
+// TestHeader: where the clocks keep time a results file's Unit lines
+// leave the diagnostics to their own file; where they count instructions
+// a time unit reads in instructions and the diagnostics file has none.
+func TestHeader(t *testing.T) {
+	has := func(lines []string, unit string) bool {
+		for _, l := range lines {
+			if f := strings.Fields(l); len(f) >= 2 && f[1] == unit {
+				return true
+			}
+		}
+		return false
+	}
+	if timed := Header(false); !has(timed, "ns/op") || has(timed, "call-us") || has(timed, "instrs/op") {
+		t.Errorf("Header(false) = %v: want ns/op, no diagnostic, no instruction unit", timed)
+	}
+	if !has(DiagHeader(false), "call-us") || DiagHeader(true) != nil {
+		t.Errorf("DiagHeader: %v, %v; want call-us where time is kept, nothing where instructions are counted", DiagHeader(false), DiagHeader(true))
+	}
+	if counted := Header(true); !has(counted, "instrs/op") || !has(counted, "delta-instrs/op") || has(counted, "ns/op") {
+		t.Errorf("Header(true) = %v: want instrs/op and delta-instrs/op, no ns/op", counted)
+	}
+}

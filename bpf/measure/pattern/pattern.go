@@ -1,27 +1,24 @@
-package measure
-
-// Selection: a benchmark's name matched against the command line's
-// -test.bench and -test.skip as the testing package does, so that a
-// family can measure, before its first b.Run, only the rows that will be
-// reported.
+// Package pattern is the testing package's rule for which benchmarks a
+// command line's -test.bench and -test.skip run, so that the engine can
+// set up and measure, before its first b.Run, only the rows that will be
+// reported (measure.Family).
+package pattern
 
 import (
 	"flag"
 	"regexp"
 	"strings"
-	"testing"
 )
 
-// benchSelects says whether b.Run(sub) of benchmark b would run sub as a
-// benchmark of its own under the command line's -test.bench and
-// -test.skip, as the testing package decides it: the name split at '/'
-// and each element matched by the pattern's element at its depth (a
-// pattern split at '/' and '|' outside brackets and parentheses), a
-// pattern deeper than the name selecting none of it as a result. Family
-// needs it to measure, before the first b.Run, only the rows that will
-// be reported.
-func benchSelects(b *testing.B, sub string) bool {
-	return selected(flagValue("test.bench"), flagValue("test.skip"), b.Name()+"/"+sub)
+// Selected says whether the benchmark named name (a sub-benchmark's
+// whole name, BenchmarkXDP/prog=drop/size=64) runs as a benchmark of its
+// own under the command line's -test.bench and -test.skip, as the
+// testing package decides it: the name split at '/' and each element
+// matched by the pattern's element at its depth (a pattern split at '/'
+// and '|' outside brackets and parentheses), a pattern deeper than the
+// name selecting none of it as a result.
+func Selected(name string) bool {
+	return selected(flagValue("test.bench"), flagValue("test.skip"), name)
 }
 
 func flagValue(name string) string {

@@ -1,9 +1,9 @@
-package measure
+package pattern
 
 import "testing"
 
-// TestSelected: the rows Family measures are those testing would run as
-// benchmarks of their own for the same -bench and -skip.
+// TestSelected: the rows measure.Family measures are those testing would
+// run as benchmarks of their own for the same -bench and -skip.
 func TestSelected(t *testing.T) {
 	const name = "BenchmarkXDP/prog=parse/size=64"
 	for _, tc := range []struct {
