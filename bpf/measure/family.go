@@ -14,22 +14,14 @@ import (
 	"bpfbench/bpf/sched"
 )
 
-// maxTurn is the most calls a test_run loop makes in a row in a round
-// (sizing.MaxTurn): enough for the slowest switch of a row, a full
-// dispatcher's fillers (docs/method.md#turns-calls-in-a-row-per-round).
-const maxTurn = 16
-
-// loopSizes are a test_run loop's repetitions: at least 100,000 a call,
-// so that the short call's fixed cost never dominates (in an
-// instruction-counting guest the floor stops at icountMinCalls calls'
-// time: BenchOptions.callSizing); a loop that repeats inside the program
-// (testrun.Loop.Iterations) has its own maximum.
+// loopSizes are the sizes of the calls of v and base: the loops' own
+// (testrun.Loop.Sizes), the smaller maximum of the two.
 func loopSizes(v, base *testrun.Loop) CallSizes {
-	u := CallSizes{Warm: 10000, Min: 100_000, Max: 1 << 26, MaxTurn: maxTurn}
-	if v.Iterations != nil || (base != nil && base.Iterations != nil) {
-		u.Max = testrun.MaxIterations
+	s := v.Sizes()
+	if base != nil {
+		s.Max = min(s.Max, base.Sizes().Max)
 	}
-	return u
+	return CallSizes{Warm: s.Warm, Min: s.Min, Max: s.Max, MaxTurn: s.MaxTurn}
 }
 
 // icountMinCalls caps the floor of 100,000 repetitions under QEMU -icount
@@ -82,7 +74,7 @@ func (c *recorder) stream(l *testrun.Loop, record bool) Stream {
 func (c *recorder) reset() { c.kns, c.call, c.remeasured, c.disagreed = nil, nil, 0, 0 }
 
 // newLoopRunner warms up and sizes the rounds of v, with base when set.
-func newLoopRunner(name string, budget Budget, v, base *testrun.Loop, o BenchOptions) (*recorder, *runner, error) {
+func newLoopRunner(name string, budget Budget, v, base *testrun.Loop, sizes *CallSizes, o BenchOptions) (*recorder, *runner, error) {
 	c := &recorder{name: name, base: base, anatomy: o.Anatomy}
 	for _, l := range []*testrun.Loop{v, base} {
 		if l == nil {
@@ -96,7 +88,11 @@ func newLoopRunner(name string, budget Budget, v, base *testrun.Loop, o BenchOpt
 	if base != nil {
 		streams = append(streams, c.stream(base, false))
 	}
-	sz := o.callSizing(loopSizes(v, base))
+	u := loopSizes(v, base)
+	if sizes != nil {
+		u = *sizes
+	}
+	sz := o.callSizing(u)
 	sz.NewRound = func() {
 		v.NextLayout()
 		if base != nil {
@@ -136,6 +132,9 @@ type Row struct {
 	// Variant is the loop measured, Base its baseline (nil: none, or the run
 	// is not interleaved).
 	Variant, Base *testrun.Loop
+	// Sizes, when set, are the row's own call sizes in place of its
+	// loops' (testrun.Loop.Sizes).
+	Sizes *CallSizes
 	// Setup, when set, makes the row's loops (Variant, Base) and may set
 	// its Report and Check: Family calls it only when -test.bench selects
 	// the row, so that a row nobody asked for costs no setup (attaching
@@ -176,6 +175,9 @@ func (r Row) setUp() Row {
 		return r
 	}
 	r.Variant, r.Base = set.Variant, set.Base
+	if set.Sizes != nil {
+		r.Sizes = set.Sizes
+	}
 	if set.Report != nil {
 		r.Report = set.Report
 	}
@@ -252,7 +254,7 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 	if len(live) > 0 {
 		err := sched.Pinned(o.CPU, func() error {
 			for _, m := range live {
-				m.rec, m.x, m.err = newLoopRunner(m.name, budget, m.row.Variant, m.row.Base, o)
+				m.rec, m.x, m.err = newLoopRunner(m.name, budget, m.row.Variant, m.row.Base, m.row.Sizes, o)
 			}
 			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))
 			for {

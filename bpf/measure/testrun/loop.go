@@ -103,6 +103,28 @@ type Counter struct {
 // MaxIterations is the most iterations one bpf_loop runs (BPF_MAX_LOOPS).
 const MaxIterations = 1 << 23
 
+// Sizes are what a loop's calls are made of: repetitions to warm up,
+// the fewest and the most a call makes, and the most calls it makes in a
+// row in a round (a turn).
+type Sizes struct {
+	Warm, Min, Max uint32
+	MaxTurn        int
+}
+
+// Sizes are l's call sizes: at least 100,000 repetitions a call, so that
+// the short call's fixed cost never dominates (an instruction-counting
+// guest stops the floor earlier: measure.BenchOptions), at most what
+// bpf_loop allows where the program repeats itself (Iterations); turns
+// of up to 16 calls, enough for a Switch that fills a dispatcher
+// (docs/method.md#turns-calls-in-a-row-per-round).
+func (l *Loop) Sizes() Sizes {
+	s := Sizes{Warm: 10000, Min: 100_000, Max: 1 << 26, MaxTurn: 16}
+	if l.Iterations != nil {
+		s.Max = MaxIterations
+	}
+	return s
+}
+
 // Sample is one measurement of a Loop.
 type Sample struct {
 	Repeat uint32
