@@ -12,11 +12,16 @@
 //   - thread: the same measuring thread, or a fresh one each time;
 //   - load: one load of the program, or a second one;
 //   - with -fillers k, the half and the load again with k fillers in the
-//     dispatcher above both loads, each arm from an empty one.
+//     dispatcher above both loads, each arm from an empty one;
+//   - with -loads n (and -fillers k), instead of the pairs, n loads of XDP
+//     drop behind k fillers, each load's level in every round: whether a
+//     load keeps its level from round to round (where its JIT image lies)
+//     or every round draws anew.
 //
 // As root, on a quiet machine:
 //
 //	go run ./tools/passstate [-rounds 16] [-calls 24] [-cpu 1] [-fillers 16] [-v]
+//	go run ./tools/passstate -loads 8 -fillers 16 [-rounds 8]
 //
 // docs/method.md#vcpus says what it found.
 package main
@@ -49,8 +54,9 @@ func main() {
 	cpu := flag.Int("cpu", 1, "`CPU` of the measuring thread; the cpu pair's other arm takes the other")
 	verbose := flag.Bool("v", false, "also print every arm's level in the order measured, a round a line")
 	fillers := flag.Int("fillers", 0, "also the half pair with this many fillers in the dispatcher (native XDP on veth), each arm from an empty dispatcher")
+	loads := flag.Int("loads", 0, "instead of the pairs, this many loads of drop behind -fillers fillers, each load's level in every round")
 	flag.Parse()
-	if err := run(*rounds, *calls, *callTime, *cpu, *fillers, *verbose); err != nil {
+	if err := run(*rounds, *calls, *callTime, *cpu, *fillers, *loads, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "passstate:", err)
 		os.Exit(1)
 	}
@@ -78,7 +84,7 @@ type arm struct {
 	fresh bool
 }
 
-func run(rounds, calls int, callTime time.Duration, cpu, fillers int, verbose bool) error {
+func run(rounds, calls int, callTime time.Duration, cpu, fillers, nloads int, verbose bool) error {
 	if runtime.NumCPU() < 2 {
 		return fmt.Errorf("need two CPUs, have %d", runtime.NumCPU())
 	}
@@ -121,6 +127,9 @@ func run(rounds, calls int, callTime time.Duration, cpu, fillers int, verbose bo
 		return err
 	}
 
+	if nloads > 0 {
+		return l.perLoad(nloads, fillers, rounds, cpu)
+	}
 	other := (cpu + 1) % runtime.NumCPU()
 	drop := func(o func(l *lab) *bpf.XDPObjects) func(l *lab) (*ebpf.Program, *ebpf.Variable) {
 		return func(l *lab) (*ebpf.Program, *ebpf.Variable) { return o(l).Drop, o(l).Runs }
@@ -284,4 +293,70 @@ func (l *lab) measure(a arm, same chan func()) (float64, error) {
 		return 0, fmt.Errorf("no call had a cycle length")
 	}
 	return med(cyc), nil
+}
+
+// perLoad measures n loads of drop behind k native fillers above them
+// all, each held alone from an empty dispatcher, in random order round
+// after round, and prints every load's level per round.
+func (l *lab) perLoad(n, k, rounds, cpu int) error {
+	var loads []*bpf.XDPObjects
+	for range n {
+		o := new(bpf.XDPObjects)
+		if err := bpf.LoadXDPObjects(o, nil); err != nil {
+			return err
+		}
+		defer o.Close()
+		loads = append(loads, o)
+	}
+	fl, err := rig.NewFiller(k, link.XDPDriverMode)
+	if err != nil {
+		return err
+	}
+	defer fl.Close()
+	var drops []*ebpf.Program
+	for _, o := range loads {
+		drops = append(drops, o.Drop)
+	}
+	if _, err := fl.Above(drops...); err != nil {
+		return err
+	}
+	levels := make([][]float64, n)
+	same := make(chan func(), 1)
+	go func() {
+		runtime.LockOSThread()
+		for f := range same {
+			f()
+		}
+	}()
+	defer close(same)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for range rounds {
+		for _, i := range rng.Perm(n) {
+			o := loads[i]
+			a := arm{set: func(l *lab) error {
+				l.detach()
+				if err := fl.Set(0); err != nil {
+					return err
+				}
+				if err := fl.Set(k); err != nil {
+					return err
+				}
+				return l.hold(o.Drop)
+			}, prog: func(*lab) (*ebpf.Program, *ebpf.Variable) { return o.Drop, o.Runs }, cpu: cpu}
+			x, err := l.measure(a, same)
+			if err != nil {
+				return err
+			}
+			levels[i] = append(levels[i], x)
+		}
+	}
+	fmt.Printf("XDP drop behind %d fillers, %d loads, %d rounds of %d calls, cycles/op (median per round; a line a load):\n", k, n, rounds, l.calls)
+	for i, xs := range levels {
+		line := fmt.Sprintf("  load %d: median %6.2f, rounds", i+1, med(xs))
+		for _, x := range xs {
+			line += fmt.Sprintf(" %.2f", x)
+		}
+		fmt.Println(line)
+	}
+	return nil
 }
