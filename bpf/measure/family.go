@@ -99,6 +99,7 @@ func newLoopRunner(name string, budget Budget, v, base *testrun.Loop, sizes *Cal
 			base.NextLayout()
 		}
 	}
+	sz.Layout = v.Layout
 	sz.Layouts = len(v.Layouts) + 1
 	if base != nil {
 		sz.Layouts = lcm(sz.Layouts, len(base.Layouts)+1)

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"slices"
 	"time"
 
 	"bpfbench/bpf/measure/gauge"
@@ -72,6 +73,7 @@ func (r *Rounds) only(keep []int) *Rounds {
 	n := r.Count()
 	u := &Rounds{Size: r.Size, Turn: r.Turn, Elapsed: r.Elapsed}
 	u.Ns, u.CycleNs, u.Load = pick(r.Ns, keep, n), pick(r.CycleNs, keep, n), pick(r.Load, keep, n)
+	u.Layout = pick(r.Layout, keep, n)
 	return u
 }
 
@@ -102,12 +104,25 @@ func pick[T any](xs [][]T, keep []int, n int) [][]T {
 // made of calls whose chain ran slower than they did
 // (docs/method.md#the-clock-rate-cyclesop). Nor the plain median, which
 // follows the calls a neighbour slowed unseen (docs/method.md#dense).
+//
+// Over several layouts, each layout's densest part apart, averaged
+// (robust.DenseAcross): a load keeps a level of its own, and the densest
+// part of them all would take one load's level or another's as their
+// shares fell (docs/method.md#layout-where-the-jit-put-the-code).
 func (r *Rounds) Cycles(s int) robust.Estimate {
 	var c []float64
+	var layouts []int
+	lay := s < len(r.Layout) && len(r.Layout[s]) == r.Count()
 	for i, cy := range r.cycleNs(s) {
 		if cy > 0 {
 			c = append(c, r.Ns[s][i]/cy)
+			if lay {
+				layouts = append(layouts, r.Layout[s][i])
+			}
 		}
+	}
+	if lay && len(slices.Compact(slices.Sorted(slices.Values(layouts)))) > 1 {
+		return robust.DenseAcross(c, layouts, r.Turn)
 	}
 	return robust.Dense(c, r.Turn)
 }
@@ -146,6 +161,9 @@ type Rounds struct {
 	// call i (gauge.Reading.CycleNs; with sizing.Cycles): a host changes its clock rate
 	// every few tens of ms, a call takes a few ms.
 	CycleNs [][]float64
+	// Layout[s][i] is the layout stream s's call i measured (sizing.Layout),
+	// none where the loops have one.
+	Layout [][]int
 	// Load[s][i] is the core's load measured around stream s's call i
 	// (gauge.Reading.Load; with sizing.Cycles).
 	Load [][]gauge.Load

@@ -50,6 +50,9 @@ type sizing struct {
 	// loops move on to their next layout (testrun.Loop.NextLayout), so that the
 	// calls of a turn share one.
 	NewRound func()
+	// Layout, when set, says which layout the round's calls measure:
+	// each call's goes into Rounds.Layout.
+	Layout func() int
 	// Layouts is the rounds NewRound takes to come back to the first
 	// layout. When it is a multiple of the balanced block, every other
 	// pass through them runs each round's order backwards, so that each
@@ -211,7 +214,7 @@ func newRunner(budget Budget, sz sizing, streams []Stream) (*runner, error) {
 		n = budget.Units
 	}
 	k := len(streams)
-	r := &Rounds{Size: sz.Size(n, warm), Turn: 1, Ns: make([][]float64, k), CycleNs: make([][]float64, k), Load: make([][]gauge.Load, k)}
+	r := &Rounds{Size: sz.Size(n, warm), Turn: 1, Ns: make([][]float64, k), CycleNs: make([][]float64, k), Load: make([][]gauge.Load, k), Layout: make([][]int, k)}
 	if sz.MaxTurn > 1 && budget.Units == 0 {
 		sw, err := switchTime(sz, streams)
 		if err != nil {
@@ -244,6 +247,9 @@ func (x *runner) round() error {
 				return err
 			}
 			r.Ns[s] = append(r.Ns[s], ns)
+			if sz.Layout != nil {
+				r.Layout[s] = append(r.Layout[s], sz.Layout())
+			}
 			if sz.Cycles {
 				g := x.reading()
 				r.CycleNs[s] = append(r.CycleNs[s], g.CycleNs)

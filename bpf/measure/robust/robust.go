@@ -70,6 +70,30 @@ func Dense(xs []float64, turn int) Estimate {
 	return blockBootstrap(xs, turn, DenseMedian)
 }
 
+// DenseAcross is Dense of each group of xs (groups[i] is xs[i]'s), the
+// mean over the groups: where each group sits at a level of its own (a
+// load of a program, its JIT image placed elsewhere), the figure moves
+// with the groups' shares instead of taking the level most of them
+// share (docs/method.md#layout-where-the-jit-put-the-code). The interval
+// resamples the values with their groups, in blocks of turn.
+func DenseAcross(xs []float64, groups []int, turn int) Estimate {
+	idx := make([]float64, len(xs))
+	for i := range idx {
+		idx[i] = float64(i)
+	}
+	return blockBootstrap(idx, turn, func(s []float64) float64 {
+		by := map[int][]float64{}
+		for _, i := range s {
+			by[groups[int(i)]] = append(by[groups[int(i)]], xs[int(i)])
+		}
+		sum := 0.0
+		for _, g := range by {
+			sum += DenseMedian(g)
+		}
+		return sum / float64(len(by))
+	})
+}
+
 // DenseShare is the share of a stream's calls whose narrowest window
 // Dense takes the median of.
 const DenseShare = 0.4

@@ -259,6 +259,10 @@ func (l *Loop) Measure(repeat uint32) (Sample, error) {
 	return c.measure(repeat)
 }
 
+// Layout is which of the loop and its Layouts Measure measures now: 0 the
+// loop, i its Layouts[i-1].
+func (l *Loop) Layout() int { return l.layout }
+
 // NextLayout makes the next of the loop and its Layouts the one Measure
 // measures, after the last the loop itself.
 func (l *Loop) NextLayout() { l.layout = (l.layout + 1) % (len(l.Layouts) + 1) }
