@@ -45,7 +45,7 @@ var (
 	flagBudget = durationFlag("bpfbench.budget", 60*time.Second, wantBudget, "with -bpfbench.resolution: the most `time` one sub-benchmark measures")
 	flagDiag   = newFlag("bpfbench.diag", "", func(s string) (string, error) { return s, nil }, "want a file name",
 		"append every row's diagnostics (clock rate, kernel's average, call cost, calls measured again, stolen time, losses) to this `file`, as benchmark lines", false)
-	flagLayouts = intFlag("bpfbench.layouts", 8, wantLayouts, "`loads` of each measured program that the rounds take in turn, so that a figure does not depend on where one load's JIT image lies (1: one load; unset, 1 in an emulated guest)")
+	flagLayouts = intFlag("bpfbench.layouts", 16, wantLayouts, "`loads` of each measured program that the rounds take in turn, so that a figure does not depend on where one load's JIT image lies (1: one load; unset, 1 in an emulated guest)")
 )
 
 // layouts is how many loads of its programs a family measures: the value

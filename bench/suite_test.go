@@ -121,7 +121,7 @@ func TestOutputParses(t *testing.T) {
 		}
 	}
 	// Without the flag: eight loads, one in an emulated guest.
-	if want := map[bool]string{false: "8", true: "1"}[probe.Emulated()]; results[0].GetConfig("layouts") != want {
+	if want := map[bool]string{false: "16", true: "1"}[probe.Emulated()]; results[0].GetConfig("layouts") != want {
 		t.Errorf("layouts: %q, want %s (emulated: %v)", results[0].GetConfig("layouts"), want, probe.Emulated())
 	}
 	base, parse := results[0], results[1]
