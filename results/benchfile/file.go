@@ -28,8 +28,6 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
-
-	"bpfbench/bpf/units"
 )
 
 // A File is one results file as `go test -bench` wrote it: the
@@ -66,10 +64,6 @@ type Run struct {
 	// (judgePasses): its figures are left out.
 	Discordant bool
 }
-
-// RuleLabel is the configuration line that names the rule by which a
-// file's contended-frac was judged (docs/method.md#contention).
-const RuleLabel = units.ContentionLabel
 
 // outcomeLine matches the lines go test prints for a failed or skipped
 // (sub-)benchmark; on a result line they replace the numbers.

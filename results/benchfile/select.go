@@ -151,20 +151,20 @@ func Values(runs []Run, unit string) []float64 {
 }
 
 // Contended says too few of the run's calls were free for its figures to
-// be the program's: more than MaxContended of them were contended
+// be the program's: more than units.MaxContended of them were contended
 // (docs/method.md#contention). In a file of the old rule (OldRule) the
 // same share, counted differently, left the row's figures to its least
 // contended tenth: not the program's either.
 func (r Run) Contended() bool {
 	v, ok := r.Values["contended-frac"]
-	return ok && v > MaxContended
+	return ok && v > units.MaxContended
 }
 
 // OldRule says the file's contended-frac was judged by the rule before
-// the judge (no RuleLabel line): the share of calls in which a reference
+// the judge (no units.ContentionLabel line): the share of calls in which a reference
 // moved, whatever the program did.
 func (f *File) OldRule() bool {
-	if f.Config[RuleLabel] != "" {
+	if f.Config[units.ContentionLabel] != "" {
 		return false
 	}
 	for _, runs := range f.Runs {
@@ -191,12 +191,8 @@ func (f *File) ContendedRuns() (n, all int) {
 	return n, all
 }
 
-// MaxContended is the contended share of a row's calls past which fewer
-// than a tenth of them ran free (units.MaxContended).
-const MaxContended = units.MaxContended
-
 // Contended counts the runs of name that had too few free calls
-// (contended-frac above MaxContended), and its runs.
+// (contended-frac above units.MaxContended), and its runs.
 func (f *File) Contended(name string) (n, runs int) {
 	for _, r := range f.Runs[name] {
 		if r.Contended() {

@@ -32,7 +32,7 @@ func Report(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.File, shown []st
 			fmt.Fprintf(w, "%s: %s\n", filepath.Base(f.Path), f.PassSummary())
 		}
 		if f.OldRule() {
-			fmt.Fprintf(w, "%s: contended-frac by the rule before the judge (no %s line): a reference moved, whatever the program did\n", filepath.Base(f.Path), benchfile.RuleLabel)
+			fmt.Fprintf(w, "%s: contended-frac by the rule before the judge (no %s line): a reference moved, whatever the program did\n", filepath.Base(f.Path), units.ContentionLabel)
 		}
 	}
 	if aa[0] != nil {

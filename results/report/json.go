@@ -199,11 +199,7 @@ func writeComparisonJSON(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.Fil
 		failed[f.Row+" "+f.Unit] = true
 	}
 	for _, u := range units {
-		var floor *drift.Floor
-		if aa[0] != nil {
-			floor, _ = drift.NewFloor(aa[0], aa[1], u)
-		}
-		s, ok := drift.Compare(a, b, u, floor)
+		s, floor, ok := comparison(a, b, aa, u)
 		if !ok {
 			continue
 		}
@@ -230,6 +226,17 @@ func writeComparisonJSON(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.Fil
 		c.Units = append(c.Units, ju)
 	}
 	return encode(w, c)
+}
+
+// comparison is B against A in unit u, held to the floor of the A/A pair
+// aa where there is one (nil without).
+func comparison(a, b *benchfile.File, aa [2]*benchfile.File, u string) (drift.Comparison, *drift.Floor, bool) {
+	var floor *drift.Floor
+	if aa[0] != nil {
+		floor, _ = drift.NewFloor(aa[0], aa[1], u)
+	}
+	s, ok := drift.Compare(a, b, u, floor)
+	return s, floor, ok
 }
 
 // summary is xs' median and its 95% interval (stat.MedianCI).

@@ -345,11 +345,7 @@ func (w *kcidbWriter) drift(a, b *benchfile.File, aa [2]*benchfile.File, units [
 	build := w.build(b)
 	key := filepath.Base(a.Path) + " " + filepath.Base(b.Path)
 	for _, u := range units {
-		var floor *drift.Floor
-		if aa[0] != nil {
-			floor, _ = drift.NewFloor(aa[0], aa[1], u)
-		}
-		s, ok := drift.Compare(a, b, u, floor)
+		s, floor, ok := comparison(a, b, aa, u)
 		if !ok {
 			continue
 		}
