@@ -166,6 +166,13 @@ type Row struct {
 	Check func(r Result) error
 }
 
+// runnable says whether the row could be measured in the family's rounds:
+// not skipped, not failed (a Setup not yet run has not failed), not a
+// Start row, which is measured alone.
+func (r Row) runnable() bool {
+	return r.Skip == "" && r.Err == nil && r.Start == nil
+}
+
 // setUp is r with what its Setup made: the loops, and the Report and
 // Check it sets; its error is the row's Err.
 func (r Row) setUp() Row {
@@ -226,15 +233,10 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 	}
 	members := make([]*member, len(rows))
 	var live []*member
-	candidates := 0
 	for i, row := range rows {
 		m := &member{name: b.Name() + "/" + row.Name, row: row}
 		members[i] = m
-		if row.Skip != "" || row.Err != nil || row.Start != nil {
-			continue
-		}
-		candidates++
-		if !pattern.Selected(b.Name() + "/" + row.Name) {
+		if !row.runnable() || !pattern.Selected(m.name) {
 			continue
 		}
 		if row.Setup != nil {
@@ -247,6 +249,14 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			m.row.Base = nil
 		}
 		live = append(live, m)
+	}
+	// Counted after the setups: a row whose setup failed lends the others
+	// no time, one -test.bench left out lends its own.
+	candidates := 0
+	for _, m := range members {
+		if m.row.runnable() {
+			candidates++
+		}
 	}
 	budget := o.Budget()
 	if !o.Clocks.Icount { // a count is exact however long it is taken

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -210,6 +211,30 @@ func TestTimedEndsOnWholeLayouts(t *testing.T) {
 		r, err := run(Budget{Time: time.Nanosecond}, sz, nil, stream, stream)
 		if err != nil || r.Count() != tc.rounds {
 			t.Errorf("%d layouts: %d rounds, %v: want %d", tc.layouts, r.Count(), err, tc.rounds)
+		}
+	}
+}
+
+// TestRowLendsTime: a row lends its time to the rows measured
+// (Budget.Shared) while it could run: left out by -test.bench with its
+// Setup not run, it lends; once its Setup failed, or skipped, or a Start
+// row, it does not, so a family of rows the host refuses does not stretch
+// the few it can measure.
+func TestRowLendsTime(t *testing.T) {
+	refused := Row{Name: "refused", Setup: func() (Row, error) { return Row{}, errors.New("refused") }}
+	set := Row{Name: "set", Setup: func() (Row, error) { return Row{}, nil }}
+	for _, tc := range []struct {
+		row  Row
+		want bool
+	}{
+		{refused, true},
+		{refused.setUp(), false},
+		{set.setUp(), true},
+		{Row{Name: "skipped", Skip: "no NIC named"}, false},
+		{Row{Name: "start", Start: func(*testing.B) Job { return Job{} }}, false},
+	} {
+		if got := tc.row.runnable(); got != tc.want {
+			t.Errorf("row %s (Err %v): runnable %v, want %v", tc.row.Name, tc.row.Err, got, tc.want)
 		}
 	}
 }
