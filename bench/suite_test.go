@@ -120,7 +120,7 @@ func TestOutputParses(t *testing.T) {
 			t.Errorf("configuration line %q missing", key)
 		}
 	}
-	// Without the flag: eight loads, one in an emulated guest.
+	// Without the flag: sixteen loads, one in an emulated guest.
 	if want := map[bool]string{false: "16", true: "1"}[probe.Emulated()]; results[0].GetConfig("layouts") != want {
 		t.Errorf("layouts: %q, want %s (emulated: %v)", results[0].GetConfig("layouts"), want, probe.Emulated())
 	}

@@ -215,8 +215,10 @@ type Job struct {
 // that every row sees the same mix of the machine's states and any two
 // rows compare as a pair (randomised multiple interleaved trials: Abedi
 // and Brecht, ICPE 2017). Only the rows that -test.bench selects are
-// measured (pattern.Selected), and a row with a Setup is set up only then, each for the time of the rows left out too
-// (Budget.Shared). A Start row is measured alone, in its own
+// measured (pattern.Selected), and a row with a Setup is set up only
+// then; each measures for the time of the rows left out too, but not of
+// those whose setup failed (Budget.Shared, docs/method.md#selected-rows).
+// A Start row is measured alone, in its own
 // sub-benchmark, through the same rounds, steal tally and summary
 // (stretch). See docs/method.md#interleaved-rows.
 func Family(b *testing.B, o BenchOptions, rows []Row) {
