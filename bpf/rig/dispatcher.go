@@ -102,7 +102,7 @@ func (f *Filler) Set(k int) error {
 	return f.ns.Do(func() error {
 		for len(f.links) < k {
 			i := len(f.links)
-			l, err := link.AttachXDP(link.XDPOptions{Program: f.progs[i], Interface: f.devs[i], Flags: f.mode})
+			l, err := attachXDP(link.XDPOptions{Program: f.progs[i], Interface: f.devs[i], Flags: f.mode})
 			if err != nil {
 				return fmt.Errorf("attach filler %d to ifindex %d: %w", i, f.devs[i], err)
 			}

@@ -4,14 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
-	"golang.org/x/sys/unix"
 )
 
 // Holder keeps one XDP program at a time attached to the loopback device of
@@ -88,19 +86,11 @@ func (h *Holder) Hold(p *ebpf.Program) error {
 	}
 	if h.link == nil {
 		return h.ns.Do(func() (err error) {
-			// 5.10 frees a closed XDP link's hold on the device a moment
-			// after close returns: until then, attaching says EBUSY.
-			for try := 0; ; try++ {
-				h.link, err = link.AttachXDP(link.XDPOptions{
-					Program:   p,
-					Interface: LoopbackIfindex,
-					Flags:     link.XDPGenericMode,
-				})
-				if !errors.Is(err, unix.EBUSY) || try == 100 {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			h.link, err = attachXDP(link.XDPOptions{
+				Program:   p,
+				Interface: LoopbackIfindex,
+				Flags:     link.XDPGenericMode,
+			})
 			if err != nil {
 				return fmt.Errorf("attach XDP to lo in %s: %w", h.ns.Name, err)
 			}

@@ -1,6 +1,7 @@
 package rig
 
 import (
+	"errors"
 	"testing"
 
 	"bpfbench/bpf"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 )
 
 func progID(tb testing.TB, p *ebpf.Program) ebpf.ProgramID {
@@ -173,5 +175,41 @@ func TestFillerAbove(t *testing.T) {
 	}
 	if _, err := f.Above(p); err == nil {
 		t.Error("Above with fillers attached succeeded")
+	}
+}
+
+// TestAttachXDPWaits attaches to a device whose link was just closed, which
+// on 5.10 is busy for a moment, and gives up on a device another link holds.
+func TestAttachXDPWaits(t *testing.T) {
+	objs := testutil.LoadXDP(t)
+	ns := host.NewNetns(t)
+	opts := link.XDPOptions{Program: objs.Drop, Interface: LoopbackIfindex, Flags: link.XDPGenericMode}
+	var held link.Link
+	err := ns.Do(func() (err error) { held, err = attachXDP(opts); return err })
+	testutil.Must(t, probe.Require, "XDP link on lo", held, err)
+	opts.Program = objs.Pass
+	err = ns.Do(func() error {
+		l, err := attachXDP(opts)
+		if err == nil {
+			l.Close()
+		}
+		return err
+	})
+	if !errors.Is(err, unix.EBUSY) {
+		t.Fatalf("attach beside a held link: %v, want EBUSY", err)
+	}
+	for i := range 4 {
+		if err := held.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := ns.Do(func() (err error) { held, err = attachXDP(opts); return err }); err != nil {
+			t.Fatalf("attach %d right after a close: %v", i, err)
+		}
+	}
+	if got, want := xdpOn(t, ns)["lo"], uint32(progID(t, objs.Pass)); got != want {
+		t.Fatalf("lo has program %d, want pass (%d)", got, want)
+	}
+	if err := held.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
