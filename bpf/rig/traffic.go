@@ -130,7 +130,7 @@ func (t *Traffic) build() error {
 		}
 		for i, p := range []*ebpf.Program{t.objs.Gen, t.objs.GenDrop} {
 			dev := []host.Link{idle.A, idle.B}[i]
-			l, err := link.AttachXDP(link.XDPOptions{Program: p, Interface: dev.Index, Flags: link.XDPDriverMode})
+			l, err := attachXDP(link.XDPOptions{Program: p, Interface: dev.Index, Flags: link.XDPDriverMode})
 			if err != nil {
 				return fmt.Errorf("attach generator to %s: %w", dev.Name, err)
 			}
@@ -230,12 +230,12 @@ func (t *Traffic) Set(r Receiver) error {
 	err := t.NS.Do(func() error {
 		var err error
 		if r.echoes() {
-			t.sink, err = link.AttachXDP(link.XDPOptions{Program: t.objs.Sink, Interface: t.Pair.A.Index, Flags: link.XDPDriverMode})
+			t.sink, err = attachXDP(link.XDPOptions{Program: t.objs.Sink, Interface: t.Pair.A.Index, Flags: link.XDPDriverMode})
 			if err != nil {
 				return fmt.Errorf("attach sink to %s: %w", t.Pair.A.Name, err)
 			}
 		}
-		t.recv, err = link.AttachXDP(link.XDPOptions{Program: t.receiver(r), Interface: t.Pair.B.Index, Flags: mode})
+		t.recv, err = attachXDP(link.XDPOptions{Program: t.receiver(r), Interface: t.Pair.B.Index, Flags: mode})
 		if err != nil {
 			return fmt.Errorf("attach receiver (%s) to %s: %w", r, t.Pair.B.Name, err)
 		}
