@@ -248,7 +248,7 @@ func TestAttachOutputParses(t *testing.T) {
 		if got := string(results[i].Name.Full()); !strings.HasPrefix(got, w+"-") {
 			t.Errorf("result %d is %q, want %s-<procs>", i, got, w)
 		}
-		run.requireUnits(t, w, "capacity-pps", "sec/pkt", "gen-sec/pkt", "lost-pkts", "lost-frac")
+		run.requireUnits(t, w, "capacity-pps", "sec/pkt", "gen-sec/pkt", "lost-pkts", "lost-frac", "remeasured")
 		if _, ok := results[i].Value("sec/op"); ok {
 			t.Errorf("%s reports sec/op: one op is not one packet", w)
 		}

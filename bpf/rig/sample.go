@@ -10,14 +10,28 @@ import (
 // ShortCalls are the recent short calls of one stream: the median of
 // their CPU time and of their packets is the fixed cost Measure
 // subtracts from a long call, as a test_run loop subtracts its own
-// (robust.Recent).
-type ShortCalls struct{ cpu, pkts robust.Recent }
+// (robust.Recent). Retaken counts the pairs of calls Measure took again.
+type ShortCalls struct {
+	cpu, pkts robust.Recent
+	Retaken   int
+}
+
+// maxRetaken bounds how often Measure takes a pair of calls again because
+// the long one cost no more CPU than the short calls.
+const maxRetaken = 10
 
 // Measure sets r up, warms it, and measures a long call of frames frames:
 // it returns the call, and the CPU ns per packet the measured side
 // handled, less the fixed cost of a call: (long CPU - short CPU) / (long
 // packets - short packets), the short call's the median of short's
 // (this call's short call added). The thread must be pinned.
+//
+// A long call that cost no more than the short calls' median measured
+// nothing: the thread's CPU clock charged a short call for time not spent
+// on its frames, as a vCPU that shares a host thread with another is
+// charged (docs/method.md#traffic-calls-taken-again). Measure then takes
+// the pair again, up to maxRetaken times, and the short call's median
+// moves past the outlier.
 func (t *Traffic) Measure(r Receiver, frames uint32, short *ShortCalls) (long Call, ns float64, err error) {
 	if frames <= trafficShort {
 		return long, 0, fmt.Errorf("measure %d frames: want more than %d", frames, trafficShort)
@@ -25,22 +39,37 @@ func (t *Traffic) Measure(r Receiver, frames uint32, short *ShortCalls) (long Ca
 	if err := t.Set(r); err != nil {
 		return long, 0, err
 	}
-	if _, err := t.Run(r, trafficWarm); err != nil {
-		return long, 0, err
+	for tries := 0; ; tries++ {
+		if _, err := t.Run(r, trafficWarm); err != nil {
+			return long, 0, err
+		}
+		sc, err := t.Run(r, trafficShort)
+		if err != nil {
+			return long, 0, err
+		}
+		if long, err = t.Run(r, frames); err != nil {
+			return long, 0, err
+		}
+		cpu, dp := short.add(sc, long, r)
+		if long.Packets(r) == 0 || dp <= 0 {
+			return long, 0, fmt.Errorf("%s: %w", r, &NoTrafficError{Gen: long.Gen, Received: long.Received(), Returned: long.Returned()})
+		}
+		if cpu > 0 {
+			return long, cpu / dp, nil
+		}
+		if tries == maxRetaken {
+			return long, 0, fmt.Errorf("%s: %d long calls in a row cost no more CPU than the short calls: the thread's CPU clock counts time not spent on the frames", r, tries+1)
+		}
+		short.Retaken++
 	}
-	sc, err := t.Run(r, trafficShort)
-	if err != nil {
-		return long, 0, err
-	}
-	if long, err = t.Run(r, frames); err != nil {
-		return long, 0, err
-	}
-	cpu := short.cpu.Add(float64(sc.CPU))
-	dp := float64(long.Packets(r)) - short.pkts.Add(float64(sc.Packets(r)))
-	if long.Packets(r) == 0 || dp <= 0 {
-		return long, 0, fmt.Errorf("%s: %w", r, &NoTrafficError{Gen: long.Gen, Received: long.Received(), Returned: long.Returned()})
-	}
-	return long, (float64(long.CPU) - cpu) / dp, nil
+}
+
+// add adds the short call sc and returns, for long, the CPU time and the
+// packets beyond the short calls' medians.
+func (s *ShortCalls) add(sc, long Call, r Receiver) (cpu, pkts float64) {
+	cpu = float64(long.CPU) - s.cpu.Add(float64(sc.CPU))
+	pkts = float64(long.Packets(r)) - s.pkts.Add(float64(sc.Packets(r)))
+	return cpu, pkts
 }
 
 // NoTrafficError says the measured side saw no frames: the redirect
@@ -82,7 +111,9 @@ type TrafficResult struct {
 	// slower with a reference that moved and were left out.
 	Calls     int
 	Contended measure.Contended
-	Restarts  int
+	// Remeasured counts calls taken again: test_run loops abandoned on
+	// EINTR, and pairs Measure took again.
+	Remeasured int
 }
 
 // Job is what the engine measures for a row of r (a measure.Row's
@@ -97,11 +128,12 @@ func (t *Traffic) Job(r Receiver, ref *Receiver, interleave bool, reset func()) 
 	stream := func(s Receiver, own bool) measure.Stream {
 		var short ShortCalls
 		return func(frames uint32) (float64, error) {
+			retaken := short.Retaken
 			long, ns, err := t.Measure(s, frames, &short)
 			if err != nil {
 				return 0, err
 			}
-			res.Restarts += long.Restarts
+			res.Remeasured += long.Restarts + short.Retaken - retaken
 			if own {
 				res.Total.Counts = res.Total.Counts.Add(long.Counts)
 				res.Total.CPU += long.CPU
@@ -168,7 +200,8 @@ func (res *TrafficResult) summarise(rounds *measure.Rounds, r Receiver) {
 // capacity-pps and ns/pkt (generating and receiving, on one CPU);
 // gen-ns/pkt, the generator alone; for a receiver, rx-ns/pkt (the paired
 // difference, its half-width rx-ci95-ns) and rx-bound; with a reference,
-// delta-ns/pkt and delta-ci95-ns; and the frames lost.
+// delta-ns/pkt and delta-ci95-ns; the frames lost; and the calls taken
+// again (remeasured).
 func (res TrafficResult) Figures(r Receiver) []measure.Figure {
 	figs := []measure.Figure{{Unit: "capacity-pps", Value: res.PPS}, {Unit: "ns/pkt", Value: res.Ns}}
 	if res.HaveGen {
@@ -188,7 +221,8 @@ func (res TrafficResult) Figures(r Receiver) []measure.Figure {
 		}
 	}
 	return append(figs, measure.Figure{Unit: "lost-pkts", Value: float64(res.Lost)},
-		measure.Figure{Unit: "lost-frac", Value: res.LostFrac})
+		measure.Figure{Unit: "lost-frac", Value: res.LostFrac},
+		measure.Figure{Unit: "remeasured", Value: float64(res.Remeasured)})
 }
 
 // MaxLostFrac is the share of lost frames above which a result does not

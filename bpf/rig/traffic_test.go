@@ -200,3 +200,37 @@ func TestReceiverCheck(t *testing.T) {
 		t.Error("GeneratorOnly: want true for the zero Receiver only")
 	}
 }
+
+// TestShortCallsOutlier feeds Measure's arithmetic one short call charged
+// for time not its own: the long call after it measures nothing (Measure
+// takes the pair again), and two short calls later the median has left it
+// behind.
+func TestShortCallsOutlier(t *testing.T) {
+	r := Receiver{}
+	call := func(cpu int64, frames uint64) Call {
+		var c Call
+		c.CPU, c.Gen = cpu, frames
+		return c
+	}
+	long := call(1_000_000, 20_000)
+	var s ShortCalls
+	for i, c := range []struct {
+		short    Call
+		positive bool
+	}{
+		{call(3_000_000, 256), false}, // the outlier alone
+		{call(10_000, 256), false},    // the median of two is the larger
+		{call(12_000, 256), true},     // the median of three is a true short call
+	} {
+		cpu, pkts := s.add(c.short, long, r)
+		if pkts != 20_000-256 {
+			t.Errorf("call %d: %v packets beyond the short calls, want %d", i, pkts, 20_000-256)
+		}
+		if (cpu > 0) != c.positive {
+			t.Errorf("call %d: %v ns beyond the short calls, want positive %v", i, cpu, c.positive)
+		}
+		if c.positive && cpu != 1_000_000-12_000 {
+			t.Errorf("call %d: %v ns beyond the short calls, want %d", i, cpu, 1_000_000-12_000)
+		}
+	}
+}
