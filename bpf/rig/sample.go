@@ -29,7 +29,7 @@ const maxRetaken = 10
 // A long call that cost no more than the short calls' median measured
 // nothing: the thread's CPU clock charged a short call for time not spent
 // on its frames, as a vCPU that shares a host thread with another is
-// charged (docs/method.md#traffic-calls-taken-again). Measure then takes
+// charged (docs/method.md#a-sample-at-or-below-zero). Measure then takes
 // the pair again, up to maxRetaken times, and the short call's median
 // moves past the outlier.
 func (t *Traffic) Measure(r Receiver, frames uint32, short *ShortCalls) (long Call, ns float64, err error) {

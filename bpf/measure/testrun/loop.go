@@ -144,10 +144,12 @@ type Sample struct {
 	// Restarts counts loops that were abandoned on EINTR and measured again.
 	Restarts int
 	// Rejected counts measurements thrown away because the suite's clock
-	// and the kernel's disagreed (see clocksAgree).
+	// and the kernel's disagreed (see ClocksAgree), or because the long
+	// call cost no more than the short ones.
 	Rejected int
-	// Disagreed says the clocks still disagreed after maxRejected tries:
-	// the sample is kept, and counted as untrusted.
+	// Disagreed says the clocks still disagreed, or the sample stayed at
+	// or below zero, after maxRejected tries: the sample is kept, and
+	// counted as untrusted.
 	Disagreed bool
 }
 
@@ -322,7 +324,11 @@ func (l *Loop) measure(repeat uint32) (Sample, error) {
 		s.FixedNs = short
 		disagree := kns > 0 && !ClocksAgree(s.Ns, float64(kns))
 		lost := l.Iterations != nil && lc.lostTime()
-		if (disagree || lost) && !l.Emulated {
+		// A long call cannot cost less than a short one: at or below zero
+		// the thread clock charged the short call for time not its own,
+		// on an emulated CPU too (docs/method.md#a-sample-at-or-below-zero).
+		spoiled := !l.KernelClock && s.Ns <= 0
+		if spoiled || (disagree || lost) && !l.Emulated {
 			// One clock saw time the other did not: work outside the
 			// kernel's timed loop landed in the long call, or time inside
 			// it that the thread clock leaves out (a vCPU's steal time,
