@@ -10,10 +10,10 @@ import (
 // ShortCalls are the recent short calls of one stream: the median of
 // their CPU time and of their packets is the fixed cost Measure
 // subtracts from a long call, as a test_run loop subtracts its own
-// (robust.Recent). Retaken counts the pairs of calls Measure took again.
+// (robust.Recent). retaken counts the pairs of calls Measure took again.
 type ShortCalls struct {
 	cpu, pkts robust.Recent
-	Retaken   int
+	retaken   int
 }
 
 // maxRetaken bounds how often Measure takes a pair of calls again because
@@ -60,7 +60,7 @@ func (t *Traffic) Measure(r Receiver, frames uint32, short *ShortCalls) (long Ca
 		if tries == maxRetaken {
 			return long, 0, fmt.Errorf("%s: %d long calls in a row cost no more CPU than the short calls: the thread's CPU clock counts time not spent on the frames", r, tries+1)
 		}
-		short.Retaken++
+		short.retaken++
 	}
 }
 
@@ -128,12 +128,12 @@ func (t *Traffic) Job(r Receiver, ref *Receiver, interleave bool, reset func()) 
 	stream := func(s Receiver, own bool) measure.Stream {
 		var short ShortCalls
 		return func(frames uint32) (float64, error) {
-			retaken := short.Retaken
+			before := short.retaken
 			long, ns, err := t.Measure(s, frames, &short)
 			if err != nil {
 				return 0, err
 			}
-			res.Remeasured += long.Restarts + short.Retaken - retaken
+			res.Remeasured += long.Restarts + short.retaken - before
 			if own {
 				res.Total.Counts = res.Total.Counts.Add(long.Counts)
 				res.Total.CPU += long.CPU
