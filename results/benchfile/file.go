@@ -63,6 +63,12 @@ type Run struct {
 	// Discordant says the run's pass disagreed with the file's others
 	// (judgePasses): its figures are left out.
 	Discordant bool
+	// SlowBase says the run's paired base ran far slower than the
+	// family's base runs elsewhere in the file (judgeBases): its figures
+	// are left out.
+	SlowBase bool
+	// line is the run's line in the file, from 1.
+	line int
 }
 
 // outcomeLine matches the lines go test prints for a failed or skipped
@@ -123,7 +129,7 @@ func Parse(path string, data []byte) (*File, error) {
 			}
 			run := Run{Name: ParseName(rec.Name.String()), Values: map[string]float64{}}
 			if _, line := rec.Pos(); line >= 1 && line <= len(pass) {
-				run.Pass = pass[line-1]
+				run.Pass, run.line = pass[line-1], line
 			}
 			for _, v := range rec.Values {
 				unit, value := v.Unit, v.Value
@@ -157,6 +163,7 @@ func Parse(path string, data []byte) (*File, error) {
 	}
 	f.readOutcomes(lines)
 	f.judgePasses()
+	f.judgeBases()
 	return f, nil
 }
 

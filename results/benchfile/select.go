@@ -137,18 +137,23 @@ type SkippedError struct{ Reason string }
 func (e *SkippedError) Error() string { return e.Reason }
 
 // Values is the runs' values in unit, in file order (none for unit ""),
-// leaving out runs with too few free calls (Run.Contended) and the runs
-// of passes that disagreed with their file (Run.Discordant): their
-// figures are not the program's.
+// leaving out runs with too few free calls (Run.Contended), the runs of
+// passes that disagreed with their file (Run.Discordant) and runs whose
+// paired base ran slow (Run.SlowBase): their figures are not the
+// program's.
 func Values(runs []Run, unit string) []float64 {
 	var vs []float64
 	for _, r := range runs {
-		if v, ok := r.Values[unit]; ok && !r.Contended() && !r.Discordant {
+		if v, ok := r.Values[unit]; ok && !r.LeftOut() {
 			vs = append(vs, v)
 		}
 	}
 	return vs
 }
+
+// LeftOut says every reader leaves the run's figures out: too few of its
+// calls were free, its pass disagreed with the file, or its base ran slow.
+func (r Run) LeftOut() bool { return r.Contended() || r.Discordant || r.SlowBase }
 
 // Contended says too few of the run's calls were free for its figures to
 // be the program's: more than units.MaxContended of them were contended

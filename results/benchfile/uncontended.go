@@ -9,8 +9,9 @@ import (
 
 // CopyUncontended copies the results file at path to w, less the result
 // lines of runs with too few free calls for their figures to be the
-// program's (Run.Contended) and of passes that disagreed with the file
-// (Run.Discordant): what make compare hands benchstat, which would
+// program's (Run.Contended), of passes that disagreed with the file
+// (Run.Discordant) and of runs whose base ran slow (Run.SlowBase): what
+// make compare hands benchstat, which would
 // otherwise compare those runs' figures. Every other line is copied as
 // it is.
 func CopyUncontended(w io.Writer, path string) error {
@@ -29,8 +30,16 @@ func copyUncontended(w io.Writer, data []byte) error {
 	}
 	lines := strings.SplitAfter(string(data), "\n")
 	pass := passOf(lines)
+	slow := map[int]bool{}
+	for _, runs := range f.Runs {
+		for _, r := range runs {
+			if r.SlowBase {
+				slow[r.line] = true
+			}
+		}
+	}
 	for i, l := range lines {
-		if strings.HasPrefix(l, "Benchmark") && (f.discordant(pass[i]) || contendedLine(l)) {
+		if strings.HasPrefix(l, "Benchmark") && (f.discordant(pass[i]) || slow[i+1] || contendedLine(l)) {
 			continue
 		}
 		if _, err := io.WriteString(w, l); err != nil {

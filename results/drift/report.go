@@ -31,6 +31,9 @@ func Report(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.File, shown []st
 		if len(f.Discordant()) > 0 {
 			fmt.Fprintf(w, "%s: %s\n", filepath.Base(f.Path), f.PassSummary())
 		}
+		if s := f.SlowBaseSummary(); s != "" {
+			fmt.Fprintf(w, "%s: %s\n", filepath.Base(f.Path), s)
+		}
 		if f.OldRule() {
 			fmt.Fprintf(w, "%s: contended-frac by the rule before the judge (no %s line): a reference moved, whatever the program did\n", filepath.Base(f.Path), units.ContentionLabel)
 		}

@@ -188,6 +188,9 @@ func timed(a, b *benchfile.File, o Options) Result {
 		if len(f.Discordant()) > 0 {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s: %s", filepath.Base(f.Path), f.PassSummary()))
 		}
+		if s := f.SlowBaseSummary(); s != "" {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: %s", filepath.Base(f.Path), s))
+		}
 	}
 	var floor *drift.Floor
 	if o.AA[0] != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,8 +112,9 @@ func TestTimedNoise(t *testing.T) {
 	}
 	// Without an A/A pair, only a threshold gates: it says so.
 	c := slow(t, b, slowed, func(string) float64 { return 1.08 })
-	if r, _ := Check(a, c, Options{Tolerance: -1}); !r.Passed() || len(r.Notes) != 2 {
-		t.Errorf("no A/A pair, no threshold: passed %v, notes %q; want passed, saying so twice", r.Passed(), r.Notes)
+	if r, _ := Check(a, c, Options{Tolerance: -1}); !r.Passed() || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "no A/A pair") }) ||
+		!slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "no threshold") }) {
+		t.Errorf("no A/A pair, no threshold: passed %v, notes %q; want passed, saying both", r.Passed(), r.Notes)
 	}
 	if r, _ := Check(a, c, Options{Tolerance: -1, FailPct: 5}); len(r.Failures) != len(slowed) {
 		t.Errorf("no A/A pair, -fail-on 5%% on rows 8%% slower: failures %v", r.Failures)

@@ -141,3 +141,19 @@ func TestGateCommand(t *testing.T) {
 		t.Errorf("make compare of 6.12's and 7.3's anatomies: %v, want make's exit 2 and the gate's failure\n%s", err, out)
 	}
 }
+
+// TestPassesLines: -passes, which make bench appends to every file, says
+// which passes disagree and, on a line of its own, how many runs were left
+// out because their paired base ran slow (the file of
+// benchfile.TestSlowBaseRecorded).
+func TestPassesLines(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	path := filepath.Join("..", "20261207T121528Z-vm-amd-26-2-6.18.44-fc-v1272-aa1.txt")
+	if code := run([]string{"-passes", path}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "# passes: 1 of 6 passes disagree") || !strings.HasPrefix(lines[1], "# bases: 10 of 204 row-runs") {
+		t.Errorf("-passes printed %q: want the pass left out, then the 10 runs whose base ran slow", lines)
+	}
+}

@@ -73,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	plotDir := fs.String("plotdir", "results/plots", "the `directory` the plots go to")
 	compare := fs.Bool("drift", false, "given two files A and B: how far their rows moved together, and which moved beyond that (no verdicts, no plots)")
 	uncontended := fs.Bool("uncontended", false, "given one file: print it without the result lines of rows with "+units.TooFewFree()+", judged by the contention rule, for benchstat")
-	passes := fs.Bool("passes", false, "given results files: whether each one's passes agree, one comment line a file (make bench appends it): a pass whose rows moved together beyond the others' spread is left out of every figure")
+	passes := fs.Bool("passes", false, "given results files: whether each one's passes agree, one comment line a file (make bench appends it): a pass whose rows moved together beyond the others' spread is left out of every figure; and a second line when runs whose paired base ran slow are left out")
 	allUnits := fs.Bool("all", false, "with -drift: also the shift in ns/op")
 	gateOn := fs.Bool("gate", false, "given two files A and B: exit 1 when B regressed against A (docs/ci.md): a timed row slower beyond the machine's noise or -fail-on, a counted path longer than -tolerance, a mechanism that changed")
 	failOn := fs.String("fail-on", "", "with -gate: also fail a timed row slower by more than this: a percentage of cycles/op (5%) or ns/op (2ns)")
@@ -123,6 +123,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, f := range files {
 			if sum := f.PassSummary(); sum != "" {
 				fmt.Fprintf(stdout, "# passes: %s\n", sum)
+			}
+			if sum := f.SlowBaseSummary(); sum != "" {
+				fmt.Fprintf(stdout, "# bases: %s\n", sum)
 			}
 		}
 		return 0

@@ -263,6 +263,9 @@ func evaluateOn(c *claims.Claim, j judgement, byBoot map[*claims.Boot]*benchfile
 		if n, runs := f.DiscordantRuns(name.String()); n > 0 {
 			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s came from passes that disagree with the file and are left out (%s)", n, runs, name.Short(), f.PassSummary()))
 		}
+		if n, runs := f.SlowBase(name.String()); n > 0 {
+			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s ran with their paired base far slower than the family's and are left out", n, runs, name.Short()))
+		}
 		if n, runs := f.Contended(name.String()); n > 0 {
 			o.Notes = append(o.Notes, fmt.Sprintf("%d of %d runs of %s had %s and are left out", n, runs, name.Short(), units.TooFewFree()))
 		}
