@@ -11,9 +11,8 @@ import (
 // lines of runs with too few free calls for their figures to be the
 // program's (Run.Contended), of passes that disagreed with the file
 // (Run.Discordant) and of runs whose base ran slow (Run.SlowBase): what
-// make compare hands benchstat, which would
-// otherwise compare those runs' figures. Every other line is copied as
-// it is.
+// make compare hands benchstat, which would otherwise compare those
+// runs' figures. Every other line is copied as it is.
 func CopyUncontended(w io.Writer, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
