@@ -106,14 +106,7 @@ func (f *File) SlowBaseRuns() (n, all int) {
 
 // SlowBase counts the runs of name left out for their base alone
 // (Run.SlowBase), and its runs.
-func (f *File) SlowBase(name string) (n, runs int) {
-	for _, r := range f.Runs[name] {
-		if r.slowOnly() {
-			n++
-		}
-	}
-	return n, len(f.Runs[name])
-}
+func (f *File) SlowBase(name string) (n, runs int) { return f.count(name, Run.slowOnly) }
 
 // SlowBaseSummary says in one line how many runs were left out because
 // their base ran slow, and of which rows; "" when none were.

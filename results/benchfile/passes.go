@@ -203,10 +203,5 @@ func (f *File) PassSummary() string {
 // DiscordantRuns counts the runs of name from passes that disagree with
 // the file (Run.Discordant), and its runs.
 func (f *File) DiscordantRuns(name string) (n, runs int) {
-	for _, r := range f.Runs[name] {
-		if r.Discordant {
-			n++
-		}
-	}
-	return n, len(f.Runs[name])
+	return f.count(name, func(r Run) bool { return r.Discordant })
 }

@@ -198,9 +198,12 @@ func (f *File) ContendedRuns() (n, all int) {
 
 // Contended counts the runs of name that had too few free calls
 // (contended-frac above units.MaxContended), and its runs.
-func (f *File) Contended(name string) (n, runs int) {
+func (f *File) Contended(name string) (n, runs int) { return f.count(name, Run.Contended) }
+
+// count counts the runs of name that is says yes to, and its runs.
+func (f *File) count(name string, is func(Run) bool) (n, runs int) {
 	for _, r := range f.Runs[name] {
-		if r.Contended() {
+		if is(r) {
 			n++
 		}
 	}
