@@ -14,6 +14,19 @@ import (
 // (bpf_dump_raw_ok: kptr_restrict, CAP_SYSLOG).
 var ErrNoJitedImage = errors.New("no JIT'ed image")
 
+// JitAddr is the address of p's JIT'ed image (its first function's).
+func JitAddr(p *ebpf.Program) (uintptr, error) {
+	info, err := p.Info()
+	if err != nil {
+		return 0, fmt.Errorf("program info: %w", err)
+	}
+	addrs, ok := info.JitedKsymAddrs()
+	if !ok || len(addrs) == 0 || addrs[0] == 0 {
+		return 0, fmt.Errorf("address of %s's JIT image: %w", info.Name, ErrNoJitedImage)
+	}
+	return addrs[0], nil
+}
+
 // JitedInstructions counts the machine instructions of p's JIT'ed image,
 // decoded one by one (x86-64 only). An instruction the decoder does not
 // know is an error: a count that skipped it would be wrong.

@@ -125,7 +125,7 @@ func (f *Filler) Above(ps ...*ebpf.Program) (int, error) {
 	}
 	var at uintptr
 	for _, p := range ps {
-		a, err := jitAddr(p)
+		a, err := bpf.JitAddr(p)
 		if err != nil {
 			return 0, err
 		}
@@ -137,7 +137,7 @@ func (f *Filler) Above(ps ...*ebpf.Program) (int, error) {
 	}
 	var above, below []prog
 	add := func(q *ebpf.Program) error {
-		a, err := jitAddr(q)
+		a, err := bpf.JitAddr(q)
 		if err != nil {
 			return err
 		}
@@ -184,13 +184,13 @@ func (f *Filler) Above(ps ...*ebpf.Program) (int, error) {
 // rank, and a rank that differs between two runs is a different path of
 // the same occupancy, not noise.
 func (f *Filler) Rank(p *ebpf.Program) (int, error) {
-	at, err := jitAddr(p)
+	at, err := bpf.JitAddr(p)
 	if err != nil {
 		return 0, err
 	}
 	rank := 0
 	for i := range f.links {
-		a, err := jitAddr(f.progs[i])
+		a, err := bpf.JitAddr(f.progs[i])
 		if err != nil {
 			return 0, err
 		}
@@ -199,16 +199,4 @@ func (f *Filler) Rank(p *ebpf.Program) (int, error) {
 		}
 	}
 	return rank, nil
-}
-
-func jitAddr(p *ebpf.Program) (uintptr, error) {
-	info, err := p.Info()
-	if err != nil {
-		return 0, fmt.Errorf("program info: %w", err)
-	}
-	addrs, ok := info.JitedKsymAddrs()
-	if !ok || len(addrs) == 0 || addrs[0] == 0 {
-		return 0, fmt.Errorf("address of %s's JIT image: not shown (kptr_restrict)", info.Name)
-	}
-	return addrs[0], nil
 }
