@@ -61,15 +61,13 @@ var fillModes = []struct {
 // every level fuller than named: the xdp-progs-at-start label counts them.
 func BenchmarkDispatcher(b *testing.B) {
 	f := newXDPFamily(b)
-	var disps []*bpf.DispatcherObjects
-	for range f.layouts {
-		disp := new(bpf.DispatcherObjects)
-		record.Require(b, bpf.LoadDispatcherObjects(disp, nil), "load dispatcher programs")
-		b.Cleanup(func() { disp.Close() })
-		disps = append(disps, disp)
-	}
-	drops := make([]*ebpf.Program, len(f.layouts))
-	for i, objs := range f.layouts {
+	layouts := f.layouts[bpf.XDPProgs.Drop]
+	disps := loadLayouts(b, len(layouts), func() (*bpf.DispatcherObjects, error) {
+		d := new(bpf.DispatcherObjects)
+		return d, bpf.LoadDispatcherObjects(d, nil)
+	}, func(d *bpf.DispatcherObjects) *ebpf.Program { return d.TcDrop })[0]
+	drops := make([]*ebpf.Program, len(layouts))
+	for i, objs := range layouts {
 		drops[i] = objs.Drop
 	}
 
@@ -133,7 +131,7 @@ func BenchmarkDispatcher(b *testing.B) {
 	// xdpLoop is the loop of the drop program of every layout, with the
 	// fillers of mode at k.
 	xdpLoop := func(mode string, k int, hold bool) *testrun.Loop {
-		return withLayouts(f.layouts, func(objs *bpf.XDPObjects) *testrun.Loop {
+		return withLayouts(layouts, func(objs *bpf.XDPObjects) *testrun.Loop {
 			return &testrun.Loop{Prog: objs.Drop, Data: frame, Runs: objs.Runs, Switch: occupy(mode, k, objs.Drop, hold)}
 		})
 	}

@@ -11,6 +11,8 @@ import (
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
 	"bpfbench/internal/testutil"
+
+	"github.com/cilium/ebpf"
 )
 
 // xdpPrograms are the core XDP programs (progs/xdp.c). drop is the program
@@ -21,41 +23,47 @@ var xdpPrograms = []*bpf.XDPProgram{bpf.XDPProgs.Drop, bpf.XDPProgs.Pass, bpf.XD
 // xdpSizes are the frame sizes: the Ethernet minimum and a full MTU frame.
 var xdpSizes = []int{64, 1500}
 
-// xdpFamily loads the core programs -bpfbench.layouts times and holds
-// whichever is being measured in the XDP dispatcher, attached to lo in a
-// private namespace.
+// xdpFamily loads the core programs layoutPool times -bpfbench.layouts
+// times, keeps for each program the -bpfbench.layouts loads that spread it
+// over the cache line (spreadLayouts), and holds whichever is being
+// measured in the XDP dispatcher, attached to lo in a private namespace.
 type xdpFamily struct {
-	// objs is the first load, layouts all of them (objs first).
+	// objs is one of the loads kept, for what needs a load, not a layout.
 	objs    *bpf.XDPObjects
-	layouts []*bpf.XDPObjects
+	layouts map[*bpf.XDPProgram][]*bpf.XDPObjects
 	holder  *rig.Holder
 }
 
 func newXDPFamily(tb testing.TB) *xdpFamily {
 	tb.Helper()
 	host.RequireRoot(tb)
-	f := &xdpFamily{}
-	for range layouts() {
-		objs := new(bpf.XDPObjects)
-		record.Require(tb, bpf.LoadXDPObjects(objs, nil), "load XDP programs")
-		tb.Cleanup(func() { objs.Close() })
-		f.layouts = append(f.layouts, objs)
+	var progs []func(*bpf.XDPObjects) *ebpf.Program
+	for _, p := range xdpPrograms {
+		progs = append(progs, p.Of)
 	}
-	f.objs = f.layouts[0]
+	loads := loadLayouts(tb, layouts(), func() (*bpf.XDPObjects, error) {
+		o := new(bpf.XDPObjects)
+		return o, bpf.LoadXDPObjects(o, nil)
+	}, progs...)
+	f := &xdpFamily{layouts: map[*bpf.XDPProgram][]*bpf.XDPObjects{}}
+	for i, p := range xdpPrograms {
+		f.layouts[p] = loads[i]
+	}
+	f.objs = f.layouts[bpf.XDPProgs.Drop][0]
 	h, err := rig.NewHolder(host.NewNetns(tb), f.objs.Drop)
 	f.holder = testutil.Must(tb, record.Require, "dispatcher holder", h, err)
 	return f
 }
 
 // loop returns the test_run loop of prog on a UDP frame of size bytes,
-// held in the dispatcher while it runs, in every layout.
+// held in the dispatcher while it runs, in every layout of prog.
 func (f *xdpFamily) loop(tb testing.TB, prog *bpf.XDPProgram, size int) *testrun.Loop {
 	tb.Helper()
 	frame, err := bpf.UDPFrame(size)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return withLayouts(f.layouts, func(objs *bpf.XDPObjects) *testrun.Loop {
+	return withLayouts(f.layouts[prog], func(objs *bpf.XDPObjects) *testrun.Loop {
 		p := prog.Of(objs)
 		return &testrun.Loop{Prog: p, Data: frame, Runs: objs.Runs, Switch: f.holder.Held(p)}
 	})

@@ -15,7 +15,8 @@
 //     dispatcher above both loads, each arm from an empty one;
 //   - with -loads n (and -fillers k), instead of the pairs, n loads of XDP
 //     drop behind k fillers, each load's level in every round: whether a
-//     load keeps its level from round to round (where its JIT image lies)
+//     load keeps its level from round to round (where its JIT image lies:
+//     each load's line says where it starts in its 64-byte cache line)
 //     or every round draws anew.
 //
 // As root, on a quiet machine:
@@ -352,7 +353,11 @@ func (l *lab) perLoad(n, k, rounds, cpu int) error {
 	}
 	fmt.Printf("XDP drop behind %d fillers, %d loads, %d rounds of %d calls, cycles/op (median per round; a line a load):\n", k, n, rounds, l.calls)
 	for i, xs := range levels {
-		line := fmt.Sprintf("  load %d: median %6.2f, rounds", i+1, med(xs))
+		a, err := bpf.JitAddr(loads[i].Drop)
+		if err != nil {
+			return err
+		}
+		line := fmt.Sprintf("  load %d (line offset %#04x): median %6.2f, rounds", i+1, a%64, med(xs))
 		for _, x := range xs {
 			line += fmt.Sprintf(" %.2f", x)
 		}

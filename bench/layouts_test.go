@@ -1,0 +1,160 @@
+package bench
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"bpfbench/bpf"
+	"bpfbench/bpf/host"
+	"bpfbench/bpf/host/snapshot"
+
+	"github.com/cilium/ebpf"
+)
+
+// layoutPool is how many loads a family makes for each layout it keeps:
+// the layouts are picked from the pool, spread over where the JIT put
+// the measured program in a cache line (spread).
+const layoutPool = 8
+
+// lineBytes is the cache line size of the x86 CPUs the suite has run on.
+const lineBytes = 64
+
+// loadLayouts loads a family's programs layoutPool times n times (once
+// for n = 1) and returns, for each of progs, the n loads that spread the
+// program it names over the cache line (spread). Every load stays until tb
+// ends: closed, the loads not picked would leave holes below the picked
+// ones, where the dispatcher's fillers, loaded next, would land
+// (rig.Filler.Above).
+func loadLayouts[T interface{ Close() error }](tb testing.TB, n int, load func() (T, error), progs ...func(T) *ebpf.Program) [][]T {
+	tb.Helper()
+	size := n * layoutPool
+	if n == 1 {
+		size = 1
+	}
+	var pool []T
+	tb.Cleanup(func() {
+		for _, t := range pool {
+			t.Close()
+		}
+	})
+	for range size {
+		t, err := load()
+		record.Require(tb, err, "load programs")
+		pool = append(pool, t)
+	}
+	var out [][]T
+	for _, prog := range progs {
+		offs := make([]int, len(pool))
+		for i, t := range pool {
+			a, err := bpf.JitAddr(prog(t))
+			if err != nil {
+				tb.Fatalf("place layouts: %v", err)
+			}
+			offs[i] = int(a % lineBytes)
+		}
+		var ls []T
+		for _, i := range spread(offs, n) {
+			ls = append(ls, pool[i])
+		}
+		out = append(out, ls)
+	}
+	return out
+}
+
+// spread picks n of the loads whose programs start at offsets offs in
+// their cache lines: sorted by offset, the middle of each of n equal
+// parts, in random order (so that the order the rounds take them in is
+// not the offsets'). A load's cost depends on that offset (an image that
+// fits in one line runs a cycle faster than one that crosses it), so n
+// loads drawn at random put a share of fast ones in each pass that moves
+// its figure by a percent; picked so, every pass has about the pool's
+// share (docs/method.md#layout-where-the-jit-put-the-code).
+func spread(offs []int, n int) []int {
+	idx := make([]int, len(offs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(offs[a], offs[b]) })
+	picks := make([]int, n)
+	for i := range picks {
+		picks[i] = idx[(2*i+1)*len(idx)/(2*n)]
+	}
+	rand.Shuffle(n, func(i, j int) { picks[i], picks[j] = picks[j], picks[i] })
+	return picks
+}
+
+// TestSpread: the picks are distinct loads at the pool's share of each
+// offset, whatever order the pool came in.
+func TestSpread(t *testing.T) {
+	offs := make([]int, 64)
+	for i := range offs {
+		offs[i] = 40 - 32*(i%4/3) // one load in four at 8, the rest at 40
+	}
+	rand.Shuffle(len(offs), func(i, j int) { offs[i], offs[j] = offs[j], offs[i] })
+	for range 20 {
+		picks := spread(offs, 16)
+		at8, seen := 0, map[int]bool{}
+		for _, i := range picks {
+			if seen[i] {
+				t.Fatalf("load %d picked twice: %v", i, picks)
+			}
+			seen[i] = true
+			if offs[i] == 8 {
+				at8++
+			}
+		}
+		if len(picks) != 16 || at8 != 4 {
+			t.Fatalf("%d picks, %d of them at offset 8; want 16 and 4 (the pool's share)", len(picks), at8)
+		}
+	}
+	if got := spread([]int{12}, 1); !slices.Equal(got, []int{0}) {
+		t.Errorf("one layout of a pool of one: %v", got)
+	}
+}
+
+// TestLoadLayouts: each program gets n distinct loads of the pool, and
+// every load of the pool is closed when the test that made it ends.
+func TestLoadLayouts(t *testing.T) {
+	host.RequireRoot(t)
+	spec, err := bpf.LoadXDP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := snapshot.CountXDPPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	t.Run("load", func(t *testing.T) {
+		progs := []*bpf.XDPProgram{bpf.XDPProgs.Drop, bpf.XDPProgs.Parse}
+		loads := loadLayouts(t, n, func() (*bpf.XDPObjects, error) {
+			o := new(bpf.XDPObjects)
+			return o, bpf.LoadXDPObjects(o, nil)
+		}, progs[0].Of, progs[1].Of)
+		for i, ls := range loads {
+			distinct := map[*bpf.XDPObjects]bool{}
+			for _, o := range ls {
+				distinct[o] = true
+			}
+			if len(ls) != n || len(distinct) != n {
+				t.Errorf("%s: %d layouts, %d distinct; want %d", progs[i], len(ls), len(distinct), n)
+			}
+		}
+		during, err := snapshot.CountXDPPrograms()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := during-before, n*layoutPool*len(spec.Programs); got != want {
+			t.Errorf("%d XDP programs loaded for a pool of %d loads of %d: want %d (another process loading XDP programs at the same time would explain it)", got, n*layoutPool, len(spec.Programs), want)
+		}
+	})
+	after, err := snapshot.CountXDPPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Errorf("%d XDP programs loaded after the test, %d before (another process loading XDP programs at the same time would explain it)", after, before)
+	}
+}
