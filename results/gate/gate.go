@@ -212,7 +212,7 @@ func timed(a, b *benchfile.File, o Options) Result {
 			if m.Move > 0 {
 				c := cycles[m.Name]
 				r.Failures = append(r.Failures, Failure{Row: m.Name, Unit: "cycles/op", A: c.A, B: c.B, Rule: "noise",
-					Why: fmt.Sprintf("slower by %+.2f%% beyond the shared shift (%+.2f%%), past the machine's A/A floor %.2f%% (p=%.3f)", 100*m.Move, 100*s.Median, 100*floor.Of(m.Name), m.P)})
+					Why: fmt.Sprintf("slower by %+.2f%% beyond the shared shift (%+.2f%%), past its A/A floor %.2f%% (p=%.3f)", 100*m.Move, 100*s.Median, 100*floor.Of(m.Name), m.P)})
 			}
 		}
 		if floor != nil && s.Lo > floor.Machine {
