@@ -9,6 +9,7 @@ import (
 	"bpfbench/bpf"
 	"bpfbench/bpf/host"
 	"bpfbench/bpf/host/snapshot"
+	"bpfbench/internal/testutil"
 
 	"github.com/cilium/ebpf"
 )
@@ -168,5 +169,19 @@ func TestLoadLayouts(t *testing.T) {
 	}
 	if after != before {
 		t.Errorf("%d XDP programs loaded after the test, %d before (another process loading XDP programs at the same time would explain it)", after, before)
+	}
+}
+
+// TestLayoutsHidden: where the kernel hides where the JIT put a program
+// (kptr_restrict=2 hides it from root too), the layouts are the pool's
+// first loads, and the sysctl is restored.
+func TestLayoutsHidden(t *testing.T) {
+	pool := []*bpf.XDPObjects{testutil.LoadXDP(t), testutil.LoadXDP(t), testutil.LoadXDP(t), testutil.LoadXDP(t)}
+	journal.SetSysctl(t, "kernel.kptr_restrict", "2")
+	if _, err := bpf.JitAddr(pool[0].Drop); err == nil {
+		t.Skip("kptr_restrict=2 still shows JIT addresses to this process")
+	}
+	if got := pickLayouts(t, pool, 2, bpf.XDPProgs.Drop.Of); !slices.Equal(got, pool[:2]) {
+		t.Errorf("with JIT addresses hidden, the layouts are not the pool's first 2 loads")
 	}
 }
