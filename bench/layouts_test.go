@@ -135,10 +135,7 @@ func TestLoadLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := snapshot.CountXDPPrograms()
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := countXDP(t)
 	const n = 4
 	t.Run("load", func(t *testing.T) {
 		progs := []*bpf.XDPProgram{bpf.XDPProgs.Drop, bpf.XDPProgs.Parse}
@@ -155,21 +152,23 @@ func TestLoadLayouts(t *testing.T) {
 				t.Errorf("%s: %d layouts, %d distinct; want %d", progs[i], len(ls), len(distinct), n)
 			}
 		}
-		during, err := snapshot.CountXDPPrograms()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := during-before, n*layoutPool*len(spec.Programs); got != want {
+		if got, want := countXDP(t)-before, n*layoutPool*len(spec.Programs); got != want {
 			t.Errorf("%d XDP programs loaded for a pool of %d loads of %d: want %d (another process loading XDP programs at the same time would explain it)", got, n*layoutPool, len(spec.Programs), want)
 		}
 	})
-	after, err := snapshot.CountXDPPrograms()
+	if after := countXDP(t); after != before {
+		t.Errorf("%d XDP programs loaded after the test, %d before (another process loading XDP programs at the same time would explain it)", after, before)
+	}
+}
+
+// countXDP is the number of XDP programs loaded in the kernel.
+func countXDP(t *testing.T) int {
+	t.Helper()
+	n, err := snapshot.CountXDPPrograms()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after != before {
-		t.Errorf("%d XDP programs loaded after the test, %d before (another process loading XDP programs at the same time would explain it)", after, before)
-	}
+	return n
 }
 
 // TestLayoutsHidden: where the kernel hides where the JIT put a program
