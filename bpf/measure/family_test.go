@@ -185,10 +185,13 @@ func TestFamilyPoolsBaseline(t *testing.T) {
 	if a != b {
 		t.Errorf("the pool's two baseline rows report %v and %v cycles/op, want the pool's one level", a, b)
 	}
+	if own := results["own=1"].OwnCycles; own != results["own=1"].Samples.Cycles(0).Value {
+		t.Errorf("a pooled row keeps %v as its own cycles/op, its calls give %v", own, results["own=1"].Samples.Cycles(0).Value)
+	}
 	if c := results["paired"].Cycles; math.IsNaN(c) || c <= 0 {
 		t.Errorf("the paired row reports %v cycles/op", c)
 	}
-	if out := results["outside"]; out.Cycles != out.Samples.Cycles(0).Value {
+	if out := results["outside"]; out.Cycles != out.Samples.Cycles(0).Value && !math.IsNaN(out.Cycles) {
 		t.Errorf("the row outside the pool reports %v cycles/op, its own calls %v", out.Cycles, out.Samples.Cycles(0).Value)
 	}
 }

@@ -23,7 +23,8 @@ type pooled struct {
 // its baseline's in those rounds alike, so the difference cancels it,
 // and the level is drawn from every row's rounds
 // (docs/method.md#a-shared-baseline). A row without cycles keeps its
-// figure; so does every row where the pool has no baseline calls.
+// figure; so does every row where the pool has no baseline calls. A row
+// given the pool's figure keeps its own in OwnCycles, a diagnostic.
 func sharePool(rows []pooled) {
 	var c []float64
 	var layouts []int
@@ -48,15 +49,15 @@ func sharePool(rows []pooled) {
 		if u == nil || math.IsNaN(p.res.Cycles) {
 			continue
 		}
-		if p.own {
+		own := p.res.Cycles
+		switch d, l := u.callCycles(0, 1); {
+		case p.own:
 			p.res.Cycles = level
-			continue
-		}
-		if len(u.Ns) < 2 {
-			continue
-		}
-		if d, l := u.callCycles(0, 1); len(d) > 0 {
+		case len(d) > 0:
 			p.res.Cycles = level + robust.DenseMean(d, l)
+		default:
+			continue
 		}
+		p.res.OwnCycles = own
 	}
 }

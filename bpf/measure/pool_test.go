@@ -68,8 +68,11 @@ func TestSharePool(t *testing.T) {
 			t.Errorf("%s: %.3f cycles/op pooled, want %.2f", c.name, c.got, c.want)
 		}
 	}
-	if !math.IsNaN(blind.Cycles) {
-		t.Errorf("a row without cycles reports %.3f pooled, want none", blind.Cycles)
+	if !math.IsNaN(blind.Cycles) || blind.OwnCycles != 0 {
+		t.Errorf("a row without cycles reports %.3f pooled (own %.3f), want none", blind.Cycles, blind.OwnCycles)
+	}
+	if math.Abs(few.OwnCycles-20.1) > 0.05 {
+		t.Errorf("the row of few rounds keeps %.3f as its own figure, want about 20.1", few.OwnCycles)
 	}
 
 	// A pool whose rows have no baseline calls changes nothing.
@@ -77,7 +80,7 @@ func TestSharePool(t *testing.T) {
 	alone.Samples.Ns = alone.Samples.Ns[:1]
 	before := alone.Cycles
 	sharePool([]pooled{{res: alone}})
-	if alone.Cycles != before {
+	if alone.Cycles != before || alone.OwnCycles != 0 {
 		t.Errorf("a pool without baseline calls moved a row from %.3f to %.3f", before, alone.Cycles)
 	}
 }
