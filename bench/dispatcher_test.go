@@ -138,10 +138,9 @@ func BenchmarkDispatcher(b *testing.B) {
 	var rows []measure.Row
 	// row adds a row of v against a baseline of its own (the rows'
 	// rounds interleave, and a loop keeps its layout), set up only when
-	// -test.bench selects it. Every baseline, and k0's own row, is the
-	// direct call of the same loads: one pool.
+	// -test.bench selects it.
 	row := func(name string, v func() *testrun.Loop, base bool, report func(*testing.B, measure.Result) []measure.Figure) {
-		rows = append(rows, measure.Row{Name: name, Report: report, Pool: "k0", Setup: func() (measure.Row, error) {
+		rows = append(rows, measure.Row{Name: name, Report: report, Setup: func() (measure.Row, error) {
 			r := measure.Row{Variant: v()}
 			if base {
 				r.Base = xdpLoop("", 0, true)

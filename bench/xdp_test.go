@@ -124,11 +124,9 @@ func BenchmarkXDP(b *testing.B) {
 	var rows []measure.Row
 	for _, size := range xdpSizes {
 		// Each row has its own baseline loop: a loop keeps its layout and
-		// its recent short calls, and the rows' rounds interleave. The
-		// baselines of a size, and drop's own row, are one pool.
-		pool := fmt.Sprintf("drop/%d", size)
+		// its recent short calls, and the rows' rounds interleave.
 		for _, prog := range xdpPrograms {
-			row := measure.Row{Name: fmt.Sprintf("prog=%s/size=%d", prog, size), Variant: f.loop(b, prog, size), Pool: pool}
+			row := measure.Row{Name: fmt.Sprintf("prog=%s/size=%d", prog, size), Variant: f.loop(b, prog, size)}
 			if prog != bpf.XDPProgs.Drop {
 				row.Base = f.loop(b, bpf.XDPProgs.Drop, size)
 			}
@@ -141,7 +139,7 @@ func BenchmarkXDP(b *testing.B) {
 		// variants are. Its delta's interval must cover 0 in about 95%
 		// of runs; when it does not, the intervals of this run are not
 		// honest and the report draws no timing verdict from the file.
-		rows = append(rows, measure.Row{Name: fmt.Sprintf("prog=aa/size=%d", size), Variant: f.loop(b, bpf.XDPProgs.Drop, size), Base: f.loop(b, bpf.XDPProgs.Drop, size), Pool: pool})
+		rows = append(rows, measure.Row{Name: fmt.Sprintf("prog=aa/size=%d", size), Variant: f.loop(b, bpf.XDPProgs.Drop, size), Base: f.loop(b, bpf.XDPProgs.Drop, size)})
 	}
 	measure.Family(b, benchOptions(), rows)
 }

@@ -133,14 +133,6 @@ type Row struct {
 	// Variant is the loop measured, Base its baseline (nil: none, or the run
 	// is not interleaved).
 	Variant, Base *testrun.Loop
-	// Pool, when set, names the baseline the row shares with the
-	// family's other rows of the same Pool: their Base loops run the same
-	// programs, loads and frame in the same state, and so does the
-	// Variant of a row of the Pool that has no Base (the baseline's own
-	// row). In interleaved mode their cycles/op is then the level of all
-	// those baseline calls together plus each row's own paired
-	// difference in cycles (sharePool, docs/method.md#a-shared-baseline).
-	Pool string
 	// Sizes, when set, are the row's own call sizes in place of its
 	// loops' (testrun.Loop.Sizes).
 	Sizes *CallSizes
@@ -193,9 +185,6 @@ func (r Row) setUp() Row {
 	r.Variant, r.Base = set.Variant, set.Base
 	if set.Sizes != nil {
 		r.Sizes = set.Sizes
-	}
-	if set.Pool != "" {
-		r.Pool = set.Pool
 	}
 	if set.Report != nil {
 		r.Report = set.Report
@@ -300,17 +289,10 @@ func Family(b *testing.B, o BenchOptions, rows []Row) {
 			if err := o.Anatomy.Flush(); err != nil {
 				return err
 			}
-			pools := map[string][]pooled{}
 			for _, m := range live {
 				if m.err == nil {
 					m.res = m.rec.result(m.x.r, o.Contention)
-					if m.row.Pool != "" && o.Interleave {
-						pools[m.row.Pool] = append(pools[m.row.Pool], pooled{res: &m.res, own: m.row.Base == nil})
-					}
 				}
-			}
-			for _, rows := range pools {
-				sharePool(rows)
 			}
 			return nil
 		})

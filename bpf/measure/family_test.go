@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"testing"
 
 	"bpfbench/bpf"
@@ -131,67 +130,5 @@ func TestFamilySetsUpSelectedRows(t *testing.T) {
 	}
 	if sub != nil {
 		t.Errorf("row 1 was reported: its setup's error should have skipped it")
-	}
-}
-
-// TestFamilyPoolsBaseline: the rows of one Pool report cycles/op from
-// the baseline calls of them all, so two rows that each measure the
-// pool's baseline alone report one and the same figure, while each
-// still ran its own calls; a row outside the pool keeps its own.
-func TestFamilyPoolsBaseline(t *testing.T) {
-	f := flag.Lookup("test.benchtime")
-	old := f.Value.String()
-	if err := f.Value.Set("2000000x"); err != nil {
-		t.Fatal(err)
-	}
-	defer f.Value.Set(old)
-
-	loads := []*bpf.XDPObjects{testutil.LoadXDP(t), testutil.LoadXDP(t)}
-	h, err := rig.NewHolder(host.NewNetns(t), loads[0].Drop)
-	testutil.Must(t, probe.Require, "dispatcher holder", h, err)
-	frame := testutil.Frame(t, 64)
-	loop := func(objs *bpf.XDPObjects) *testrun.Loop {
-		return &testrun.Loop{Prog: objs.Drop, Data: frame, Runs: objs.Runs, Switch: h.Held(objs.Drop)}
-	}
-	results := map[string]measure.Result{}
-	row := func(name, pool string, v, base *bpf.XDPObjects) measure.Row {
-		r := measure.Row{Name: name, Pool: pool, Variant: loop(v), Report: func(_ *testing.B, r measure.Result) []measure.Figure {
-			results[name] = r
-			return nil
-		}}
-		if base != nil {
-			r.Base = loop(base)
-		}
-		return r
-	}
-	rows := []measure.Row{
-		row("own=1", "drop", loads[0], nil),
-		row("own=2", "drop", loads[0], nil),
-		row("paired", "drop", loads[1], loads[0]),
-		row("outside", "", loads[0], nil),
-	}
-	testing.Benchmark(func(b *testing.B) {
-		measure.Family(b, measure.BenchOptions{CPU: testutil.LastCPU(), Interleave: true}, rows)
-	})
-	for _, r := range rows {
-		if res, ok := results[r.Name]; !ok || res.Calls == 0 {
-			t.Fatalf("row %s: not measured (%d calls)", r.Name, res.Calls)
-		}
-	}
-	a, b := results["own=1"].Cycles, results["own=2"].Cycles
-	if math.IsNaN(a) && math.IsNaN(b) {
-		t.Skip("no cycles measured here (an emulated CPU): nothing pooled")
-	}
-	if a != b {
-		t.Errorf("the pool's two baseline rows report %v and %v cycles/op, want the pool's one level", a, b)
-	}
-	if own := results["own=1"].OwnCycles; own != results["own=1"].Samples.Cycles(0).Value {
-		t.Errorf("a pooled row keeps %v as its own cycles/op, its calls give %v", own, results["own=1"].Samples.Cycles(0).Value)
-	}
-	if c := results["paired"].Cycles; math.IsNaN(c) || c <= 0 {
-		t.Errorf("the paired row reports %v cycles/op", c)
-	}
-	if out := results["outside"]; out.Cycles != out.Samples.Cycles(0).Value && !math.IsNaN(out.Cycles) {
-		t.Errorf("the row outside the pool reports %v cycles/op, its own calls %v", out.Cycles, out.Samples.Cycles(0).Value)
 	}
 }

@@ -18,10 +18,6 @@ type Result struct {
 	// Cycles is Ns in cycles of the clock rate each round ran at
 	// (Rounds.Cycles), GHz the median rate (NaN where not measured).
 	Cycles, GHz float64
-	// OwnCycles is, for a row of a pool (Row.Pool), its cycles/op from
-	// its own calls, before sharePool gave it the pool's level plus its
-	// paired difference; 0 for a row not pooled.
-	OwnCycles float64
 	// CallUs is the median fixed cost of a test_run call: the median,
 	// because softirq work that happens to land in one short call would
 	// otherwise dominate the mean.
@@ -123,9 +119,6 @@ func loopFigures(b *testing.B, rec *Record, v *testrun.Loop, r Result) []Figure 
 	// CPU's cycles are nobody's (NaN: BenchOptions.callSizing).
 	if !v.KernelClock && !math.IsNaN(r.Cycles) && !math.IsNaN(r.GHz) {
 		figs = append(figs, Figure{Unit: "cycles/op", Value: r.Cycles}, Figure{Unit: "core-ghz", Value: r.GHz})
-		if r.OwnCycles != 0 && !math.IsNaN(r.OwnCycles) {
-			figs = append(figs, Figure{Unit: "own-cycles/op", Value: r.OwnCycles})
-		}
 	}
 	if kernelTimed {
 		figs = append(figs, Figure{Unit: "kernel-ns/op", Value: r.KernelNs},

@@ -110,42 +110,21 @@ func pick[T any](xs [][]T, keep []int, n int) [][]T {
 // part of them all would take one load's level or another's as their
 // shares fell (docs/method.md#layout-where-the-jit-put-the-code).
 func (r *Rounds) Cycles(s int) robust.Estimate {
-	c, layouts := r.callCycles(s, -1)
-	if len(slices.Compact(slices.Sorted(slices.Values(layouts)))) > 1 {
+	var c []float64
+	var layouts []int
+	lay := s < len(r.Layout) && len(r.Layout[s]) == r.Count()
+	for i, cy := range r.cycleNs(s) {
+		if cy > 0 {
+			c = append(c, r.Ns[s][i]/cy)
+			if lay {
+				layouts = append(layouts, r.Layout[s][i])
+			}
+		}
+	}
+	if lay && len(slices.Compact(slices.Sorted(slices.Values(layouts)))) > 1 {
 		return robust.DenseAcross(c, layouts, r.Turn)
 	}
 	return robust.Dense(c, r.Turn)
-}
-
-// callCycles is stream s's calls in cycles, less stream b's call i in
-// the same round where b is a stream (b < 0: none), and each call's
-// layout (0 where the rounds recorded none), of the calls whose chains
-// (both streams') saw the clock advance.
-func (r *Rounds) callCycles(s, b int) (c []float64, layouts []int) {
-	cys := r.cycleNs(s)
-	var bys []float64
-	if b >= 0 {
-		if bys = r.cycleNs(b); bys == nil {
-			return nil, nil
-		}
-	}
-	lay := s < len(r.Layout) && len(r.Layout[s]) == r.Count()
-	for i, cy := range cys {
-		if cy <= 0 || (bys != nil && bys[i] <= 0) {
-			continue
-		}
-		x := r.Ns[s][i] / cy
-		if bys != nil {
-			x -= r.Ns[b][i] / bys[i]
-		}
-		c = append(c, x)
-		l := 0
-		if lay {
-			l = r.Layout[s][i]
-		}
-		layouts = append(layouts, l)
-	}
-	return c, layouts
 }
 
 // GHz is the median clock rate stream s ran at (1/CycleNs), NaN without

@@ -22,9 +22,6 @@ var Lines = []string{
 	// changes its frequency.
 	"Unit cycles/op better=lower assume=nothing",
 	"Unit core-ghz assume=nothing",
-	// A row that shares its family's baseline (measure.Row.Pool): its
-	// cycles/op from its own calls alone, as a row outside a pool reports.
-	"Unit own-cycles/op better=lower assume=nothing",
 	// BenchmarkMitigations: the JIT image size (hardening grows it).
 	"Unit jited-bytes better=lower assume=nothing",
 	// BenchmarkCall: delta-ns/op per call or tail call.
@@ -76,7 +73,7 @@ var Lines = []string{
 // (measure.BenchOptions.diag): the figures that say how a row's figures were
 // made. Their Unit lines belong there, not before the results.
 var Diagnostic = map[string]bool{
-	"kernel-ns/op": true, "call-us": true, "core-ghz": true, "own-cycles/op": true, "delta-rel": true, "remeasured": true,
+	"kernel-ns/op": true, "call-us": true, "core-ghz": true, "delta-rel": true, "remeasured": true,
 	"clock-disagree": true, "steal-frac": true, "gen-ns/pkt": true, "lost-pkts": true, "lost-frac": true,
 	"rx-cpu-busy": true, "remote-cpu-busy": true, "remote-cpu-wait": true, "remote-bound": true,
 	"remote-pps": true,

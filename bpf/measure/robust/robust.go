@@ -25,7 +25,6 @@
 package robust
 
 import (
-	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -83,29 +82,16 @@ func DenseAcross(xs []float64, groups []int, turn int) Estimate {
 		idx[i] = float64(i)
 	}
 	return blockBootstrap(idx, turn, func(s []float64) float64 {
-		picked, in := make([]float64, len(s)), make([]int, len(s))
-		for k, i := range s {
-			picked[k], in[k] = xs[int(i)], groups[int(i)]
+		by := map[int][]float64{}
+		for _, i := range s {
+			by[groups[int(i)]] = append(by[groups[int(i)]], xs[int(i)])
 		}
-		return DenseMean(picked, in)
+		sum := 0.0
+		for _, g := range by {
+			sum += DenseMedian(g)
+		}
+		return sum / float64(len(by))
 	})
-}
-
-// DenseMean is DenseAcross's figure without its interval: the mean over
-// the groups of each group's DenseMedian (NaN for none).
-func DenseMean(xs []float64, groups []int) float64 {
-	by := map[int][]float64{}
-	for i, x := range xs {
-		by[groups[i]] = append(by[groups[i]], x)
-	}
-	if len(by) == 0 {
-		return math.NaN()
-	}
-	sum := 0.0
-	for _, k := range slices.Sorted(maps.Keys(by)) {
-		sum += DenseMedian(by[k])
-	}
-	return sum / float64(len(by))
 }
 
 // DenseShare is the share of a stream's calls whose narrowest window
