@@ -19,9 +19,29 @@ import (
 const (
 	hsHarden = "net.core.bpf_jit_harden"
 	hsBurst  = "kernel.printk_ratelimit_burst"
+	// hsExpedited is a tunable sysfs keeps (0 or 1): the dispatcher's
+	// fillers switch with expedited grace periods.
+	hsExpedited = "/sys/kernel/rcu_expedited"
 )
 
-var hsWatched = []string{hsHarden, hsBurst, "kernel.bpf_stats_enabled"}
+var hsWatched = []string{hsHarden, hsBurst, "kernel.bpf_stats_enabled", hsExpedited}
+
+// hsWatchable is hsWatched less what this kernel lacks (rcu_expedited
+// needs CONFIG_TREE_RCU).
+func hsWatchable(tb testing.TB) []string {
+	tb.Helper()
+	var names []string
+	for _, name := range hsWatched {
+		path, err := sysctlPath(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := os.Stat(path); err == nil {
+			names = append(names, name)
+		}
+	}
+	return names
+}
 
 func hsRead(tb testing.TB, name string) string {
 	tb.Helper()
@@ -77,11 +97,12 @@ func hsSnapshot(tb testing.TB) {
 		tb.Fatal(err)
 	}
 	before := map[string]string{}
-	for _, name := range hsWatched {
+	watched := hsWatchable(tb)
+	for _, name := range watched {
 		before[name] = hsRead(tb, name)
 	}
 	tb.Cleanup(func() {
-		for _, name := range hsWatched {
+		for _, name := range watched {
 			if got := hsRead(tb, name); got != before[name] {
 				tb.Errorf("host state: %s is %s after the test, was %s", name, got, before[name])
 			}
@@ -149,7 +170,7 @@ func TestSysctlSetRestore(t *testing.T) {
 	hsNoJournal(t, selfPID)
 
 	// Bad names and values fail without changing anything.
-	for _, name := range []string{"", "../../etc/passwd", "net/../../x"} {
+	for _, name := range []string{"", "../../etc/passwd", "net/../../x", "/sys/kernel/", "/sys/kernel/../../etc/passwd", "/sys/class/net/lo/mtu"} {
 		if _, err := testJournal.ChangeSysctl(name, "1"); err == nil {
 			t.Errorf("testJournal.ChangeSysctl(%q) succeeded", name)
 		}
@@ -160,6 +181,38 @@ func TestSysctlSetRestore(t *testing.T) {
 	}
 	if got := hsRead(t, hsHarden); got != orig {
 		t.Errorf("after a failed set %s is %s, want %s", hsHarden, got, orig)
+	}
+	hsNoJournal(t, selfPID)
+}
+
+// TestSysfsTunable: a tunable under /sys/kernel/ is changed, journalled
+// by its path and restored as a sysctl is.
+func TestSysfsTunable(t *testing.T) {
+	RequireRoot(t)
+	if _, err := os.Stat(hsExpedited); err != nil {
+		t.Skipf("no %s on this kernel: %v", hsExpedited, err)
+	}
+	hsSnapshot(t)
+	orig := hsRead(t, hsExpedited)
+	other := map[string]string{"0": "1", "1": "0"}[orig]
+	if other == "" {
+		t.Skipf("%s is %s; the test only toggles it between 0 and 1", hsExpedited, orig)
+	}
+	undo, err := testJournal.ChangeSysctl(hsExpedited, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hsRead(t, hsExpedited); got != other {
+		t.Errorf("%s is %s, want %s", hsExpedited, got, other)
+	}
+	if r := hsJournalRecord(t, selfPID, hsExpedited); r == nil || r.Path != hsExpedited || r.Old != orig {
+		t.Errorf("journal record %+v, want path %s old %s", r, hsExpedited, orig)
+	}
+	if err := undo(); err != nil {
+		t.Fatal(err)
+	}
+	if got := hsRead(t, hsExpedited); got != orig {
+		t.Errorf("after undo %s is %s, want %s", hsExpedited, got, orig)
 	}
 	hsNoJournal(t, selfPID)
 }

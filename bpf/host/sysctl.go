@@ -20,7 +20,8 @@ type sysctlChange struct {
 }
 
 // SetSysctl writes value to the sysctl name (net.core.bpf_jit_harden, or
-// with slashes, net/ipv4/conf/eth0.100/rp_filter) and registers tb.Cleanup
+// with slashes, net/ipv4/conf/eth0.100/rp_filter, or a kernel tunable of
+// sysfs by its path, /sys/kernel/rcu_expedited) and registers tb.Cleanup
 // to put back the value it replaced. The value it first replaced goes into
 // this process's journal, fsynced, before the write, so RestoreAll and, for
 // a run that died, Repair restore it too. Setting a sysctl again, in the same
@@ -154,8 +155,15 @@ func (j *Journal) undoChangeLocked(c *sysctlChange) error {
 }
 
 // sysctlPath maps a sysctl name to its file: dots separate components,
-// unless the name has slashes, which then do (as for sysctl(8)).
+// unless the name has slashes, which then do (as for sysctl(8)). A name
+// under /sys/kernel/ is the path of a tunable sysfs keeps there.
 func sysctlPath(name string) (string, error) {
+	if strings.HasPrefix(name, sysfsKernel) {
+		if err := checkSysctlPath(name); err != nil || name == sysfsKernel {
+			return "", fmt.Errorf("bad sysctl name %q", name)
+		}
+		return name, nil
+	}
 	rel := name
 	if !strings.Contains(name, "/") {
 		rel = strings.ReplaceAll(name, ".", "/")
@@ -168,8 +176,12 @@ func sysctlPath(name string) (string, error) {
 	return path, nil
 }
 
+// sysfsKernel holds the kernel's tunables that sysfs keeps rather than
+// /proc/sys, such as rcu_expedited.
+const sysfsKernel = "/sys/kernel/"
+
 func checkSysctlPath(path string) error {
-	if !strings.HasPrefix(path, "/proc/sys/") || filepath.Clean(path) != path || strings.Contains(path, "/../") {
+	if !strings.HasPrefix(path, "/proc/sys/") && !strings.HasPrefix(path, sysfsKernel) || filepath.Clean(path) != path || strings.Contains(path, "/../") {
 		return fmt.Errorf("bad sysctl path %q", path)
 	}
 	return nil
