@@ -166,6 +166,9 @@ func labelsFrom(s source) []Label {
 		{"bpf-jit-harden", sysctl("/proc/sys/net/core/bpf_jit_harden")},
 		{"bpf-jit-kallsyms", sysctl("/proc/sys/net/core/bpf_jit_kallsyms")},
 		{"bpf-stats-enabled", sysctl("/proc/sys/kernel/bpf_stats_enabled")},
+		// How long the kernel waits on a grace period: the dispatcher's
+		// rebuild row pays one in every call.
+		{"rcu-expedited", sysctl("/sys/kernel/rcu_expedited")},
 		{"preempt", parsePreempt(string(debugPreempt), unameV, cfg, cmd)},
 		{"hz", cfg.value("CONFIG_HZ")},
 		// What the thread clock leaves out: with these the task's runtime

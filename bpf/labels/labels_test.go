@@ -109,7 +109,7 @@ var labelKeys = []string{
 	"mitigations", "cmdline-mitigations", "spectre-v2", "retbleed",
 	"spec-rstack-overflow", "spectre-v1", "meltdown", "its", "retpoline", "ibt",
 	"cfi", "call-depth-tracking", "bpf-jit-enable", "bpf-jit-harden",
-	"bpf-jit-kallsyms", "bpf-stats-enabled", "preempt", "hz", "irq-time-accounting", "paravirt-time-accounting", "smt", "cpu-governor", "commit", "runstamp",
+	"bpf-jit-kallsyms", "bpf-stats-enabled", "rcu-expedited", "preempt", "hz", "irq-time-accounting", "paravirt-time-accounting", "smt", "cpu-governor", "commit", "runstamp",
 }
 
 // TestLabelsLive reads this machine and checks that benchstat's reader gets
