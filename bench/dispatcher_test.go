@@ -2,10 +2,14 @@ package bench
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"bpfbench/bpf"
+	"bpfbench/bpf/host"
 	"bpfbench/bpf/measure"
 	"bpfbench/bpf/measure/testrun"
 	"bpfbench/bpf/rig"
@@ -90,11 +94,12 @@ func BenchmarkDispatcher(b *testing.B) {
 		}
 		fillers[m.name] = fl
 	}
+	expedite := expediter(b)
 	// occupy returns a Switch that sets the fillers of mode to k and
 	// holds the measured program drop (attached last, so at full it is
 	// the one left out).
 	occupy := func(mode string, k int, drop *ebpf.Program, hold bool) func() error {
-		return func() error {
+		return expedite(func() error {
 			for name, fl := range fillers {
 				want := 0
 				if name == mode {
@@ -126,7 +131,7 @@ func BenchmarkDispatcher(b *testing.B) {
 				return f.holder.Release()
 			}
 			return f.holder.Hold(drop)
-		}
+		})
 	}
 	// xdpLoop is the loop of the drop program of every layout, with the
 	// fillers of mode at k.
@@ -200,4 +205,71 @@ func BenchmarkDispatcher(b *testing.B) {
 		return rebuild
 	}, true, nil)
 	measure.Family(b, benchOptions(), rows)
+}
+
+// rcuExpedited makes every RCU grace period an expedited one while it is 1.
+const rcuExpedited = "/sys/kernel/rcu_expedited"
+
+// expediter returns what wraps a dispatcher switch so that it runs with
+// expedited grace periods, restored to the host's setting after it:
+// every filler the switch attaches or detaches waits for one, which on
+// some hosts takes 8 ms (docs/method.md#the-dispatchers-switch). The
+// switch is outside every timed call, so the rebuild row's calls still
+// wait for the host's kind. Where the kernel has no such setting, or it
+// cannot be changed, switches run as they are, and the log says so.
+func expediter(tb testing.TB) func(sw func() error) func() error {
+	tb.Helper()
+	undo, err := journal.ChangeSysctl(rcuExpedited, "1")
+	if undo != nil {
+		err = errors.Join(err, undo())
+	}
+	if err != nil {
+		tb.Logf("the dispatcher's switches wait for the host's grace periods: %v", err)
+		return func(sw func() error) func() error { return sw }
+	}
+	return func(sw func() error) func() error {
+		return func() (err error) {
+			undo, err := journal.ChangeSysctl(rcuExpedited, "1")
+			if undo != nil {
+				defer func() { err = errors.Join(err, undo()) }()
+			}
+			if err != nil {
+				return err
+			}
+			return sw()
+		}
+	}
+}
+
+// TestExpediter: a switch runs with expedited grace periods, and the
+// host's setting is back after it, also when the switch fails.
+func TestExpediter(t *testing.T) {
+	host.RequireRoot(t)
+	read := func() string {
+		t.Helper()
+		v, err := os.ReadFile(rcuExpedited)
+		if err != nil {
+			t.Skipf("no %s here: %v", rcuExpedited, err)
+		}
+		return strings.TrimSpace(string(v))
+	}
+	before := read()
+	expedite := expediter(t)
+	failed := errors.New("switch failed")
+	for _, want := range []error{nil, failed} {
+		var during string
+		err := expedite(func() error {
+			during = read()
+			return want
+		})()
+		if !errors.Is(err, want) || (want == nil && err != nil) {
+			t.Errorf("switch returning %v: got %v", want, err)
+		}
+		if during != "1" {
+			t.Errorf("%s during the switch: %s, want 1", rcuExpedited, during)
+		}
+		if got := read(); got != before {
+			t.Errorf("%s after the switch: %s, want %s as before", rcuExpedited, got, before)
+		}
+	}
 }
