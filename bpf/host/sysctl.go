@@ -181,7 +181,7 @@ func sysctlPath(name string) (string, error) {
 const sysfsKernel = "/sys/kernel/"
 
 func checkSysctlPath(path string) error {
-	if !strings.HasPrefix(path, "/proc/sys/") && !strings.HasPrefix(path, sysfsKernel) || filepath.Clean(path) != path || strings.Contains(path, "/../") {
+	if (!strings.HasPrefix(path, "/proc/sys/") && !strings.HasPrefix(path, sysfsKernel)) || filepath.Clean(path) != path || strings.Contains(path, "/../") {
 		return fmt.Errorf("bad sysctl path %q", path)
 	}
 	return nil
