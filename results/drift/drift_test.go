@@ -102,7 +102,8 @@ func TestNoiseFloor(t *testing.T) {
 	}
 	var stdout bytes.Buffer
 	Report(&stdout, fa, fb, aa, Units)
-	if out := stdout.String(); !strings.Contains(out, "beyond the machine's noise") || !strings.Contains(out, "BEYOND THE NOISE") {
+	if out := stdout.String(); !strings.Contains(out, "beyond the machine's noise") || !strings.Contains(out, "BEYOND THE NOISE") ||
+		!strings.Contains(out, fmt.Sprintf("the A/A pair's own shared shift %+.2f%%: a shared shift within %.2f%%", 100*floor.Shift, 100*floor.Shared())) {
 		t.Errorf("report -drift with an A/A pair says nothing of the noise:\n%s", out)
 	}
 	// Another machine's pair sets no floor.

@@ -23,6 +23,9 @@ type Floor struct {
 	// absolute values); Row the moves of each row.
 	Machine float64
 	Row     map[string]float64
+	// Shift is the pair's own shared shift: B's rows over A's, all
+	// together (Comparison.Median).
+	Shift float64
 }
 
 // Of is the floor of row name: Machine, or the row's own A/A move when
@@ -32,6 +35,16 @@ func (f *Floor) Of(name string) float64 {
 		return 0
 	}
 	return math.Max(f.Machine, math.Abs(f.Row[name]))
+}
+
+// Shared is the shared shift two runs of one commit make on the machine:
+// the pair's own, or Machine where that is larger. Only a shared shift
+// beyond it is the kernels' (docs/method.md#the-noise-floor-between-runs).
+func (f *Floor) Shared() float64 {
+	if f == nil {
+		return 0
+	}
+	return math.Max(f.Machine, math.Abs(f.Shift))
 }
 
 // floorQuantile is the quantile of an A/A pair's row moves that Floor
@@ -45,7 +58,7 @@ func NewFloor(aa1, aa2 *benchfile.File, unit string) (*Floor, bool) {
 	if !ok {
 		return nil, false
 	}
-	fl := &Floor{A: aa1.Path, B: aa2.Path, Row: map[string]float64{}}
+	fl := &Floor{A: aa1.Path, B: aa2.Path, Row: map[string]float64{}, Shift: d.Median}
 	var abs []float64
 	for _, m := range d.moves {
 		fl.Row[m.Name] = m.Move

@@ -60,6 +60,8 @@ func Report(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.File, shown []st
 		fmt.Fprintf(w, "  different as they stand: %d of %d rows; beyond the shared shift: %d; furthest from it: %s %+.2f%%\n",
 			s.Different, s.Rows, len(s.Beyond), s.Largest.Name, 100*s.Largest.Move)
 		if floor != nil {
+			fmt.Fprintf(w, "  the A/A pair's own shared shift %+.2f%%: a shared shift within %.2f%% is the machine's\n",
+				100*floor.Shift, 100*floor.Shared())
 			fmt.Fprintf(w, "  beyond the machine's noise (A/A floor %.2f%%, more for rows noisier there): %d of %d rows\n",
 				100*floor.Machine, len(s.Noise), s.Rows)
 		}

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,6 +119,46 @@ func TestTimedNoise(t *testing.T) {
 	}
 	if r, _ := Check(a, c, Options{Tolerance: -1, FailPct: 5}); len(r.Failures) != len(slowed) {
 		t.Errorf("no A/A pair, -fail-on 5%% on rows 8%% slower: failures %v", r.Failures)
+	}
+}
+
+// TestSharedShift: every row of a run of the commit made slower together
+// fails the gate as one, "(every row)", once the shared shift lies past
+// what the machine's A/A pair allows one (Floor.Shared), and passes within it.
+func TestSharedShift(t *testing.T) {
+	a := read(t, "aa/20261204T024139Z-vm-6.18.44-fc-v1252-aa1.txt")
+	b := read(t, "aa/20261204T025931Z-vm-6.18.44-fc-v1252-aa2.txt")
+	aa, ok := drift.FindAA(filepath.Join("..", "aa"), a)
+	if !ok {
+		t.Fatal("no A/A pair for the files compared")
+	}
+	floor, _ := drift.NewFloor(aa[0], aa[1], "cycles/op")
+	if floor.Shared() < floor.Machine || floor.Shared() < math.Abs(floor.Shift) {
+		t.Fatalf("the pair's shared-shift floor %.4f, below its floor %.4f or its own shift %+.4f", floor.Shared(), floor.Machine, floor.Shift)
+	}
+	own, _ := drift.Compare(a, b, "cycles/op", nil)
+	for _, tc := range []struct {
+		times float64
+		fail  bool
+	}{{3, true}, {0.3, false}} {
+		// Every row of b by as much again as takes the shift to times
+		// the floor.
+		by := (1 + tc.times*floor.Shared()) / (1 + own.Median)
+		c := slow(t, b, a.Names, func(string) float64 { return by })
+		r, err := Check(a, c, Options{Tolerance: -1, AA: aa})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var failed []string
+		for _, f := range r.Failures {
+			failed = append(failed, f.Row)
+		}
+		if tc.fail && !slices.Equal(failed, []string{"(every row)"}) {
+			t.Errorf("every row at a shift %.1f times the pair's %.4f: failed %v, want (every row) alone", tc.times, floor.Shared(), failed)
+		}
+		if !tc.fail && len(failed) > 0 {
+			t.Errorf("every row at a shift %.1f times the pair's %.4f: failed %v, want none", tc.times, floor.Shared(), failed)
+		}
 	}
 }
 

@@ -172,7 +172,10 @@ type jsonRow struct {
 type jsonUnit struct {
 	Unit  string    `json:"unit"`
 	Shift jsonRange `json:"shift"`
-	Rows  []jsonRow `json:"rows"`
+	// ShiftFloor is the shared shift two runs of one commit make on the
+	// machine (drift.Floor.Shared; null without a pair).
+	ShiftFloor num       `json:"shift_floor"`
+	Rows       []jsonRow `json:"rows"`
 }
 
 type comparisonJSON struct {
@@ -203,7 +206,10 @@ func writeComparisonJSON(w io.Writer, a, b *benchfile.File, aa [2]*benchfile.Fil
 		if !ok {
 			continue
 		}
-		ju := jsonUnit{Unit: u, Shift: jsonRange{num(s.Median), num(s.Lo), num(s.Hi)}, Rows: []jsonRow{}}
+		ju := jsonUnit{Unit: u, Shift: jsonRange{num(s.Median), num(s.Lo), num(s.Hi)}, ShiftFloor: num(math.NaN()), Rows: []jsonRow{}}
+		if floor != nil {
+			ju.ShiftFloor = num(floor.Shared())
+		}
 		beyond, noise := map[string]bool{}, map[string]bool{}
 		for _, m := range s.Beyond {
 			beyond[m.Name] = true
