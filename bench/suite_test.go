@@ -161,8 +161,13 @@ func TestOutputParses(t *testing.T) {
 	_, cycles := parse.Value("cycles/op")
 	_, contended := parse.Value("contended-frac")
 	_, ghz := diag["XDP/prog=parse/size=64"].Value("core-ghz")
-	if want := runtime.GOARCH == "amd64" && !probe.Emulated(); cycles != want || ghz != want || contended != want {
-		t.Errorf("cycles/op reported %v, core-ghz %v, contended-frac %v: want %v (emulated: %v)", cycles, ghz, contended, want, probe.Emulated())
+	memory, haveMemory := diag["XDP/prog=parse/size=64"].Value("memory-load")
+	if want := runtime.GOARCH == "amd64" && !probe.Emulated(); cycles != want || ghz != want || contended != want || haveMemory != want {
+		t.Errorf("cycles/op reported %v, core-ghz %v, contended-frac %v, memory-load %v: want %v (emulated: %v)", cycles, ghz, contended, haveMemory, want, probe.Emulated())
+	}
+	// The memory reference is a time over the chain's: positive.
+	if haveMemory && !(memory > 0) {
+		t.Errorf("memory-load %v, want a positive ratio", memory)
 	}
 	if u := units[benchfmt.UnitMetadataKey{Unit: "delta-sec/op", Key: "better"}]; u == nil || u.Value != "lower" {
 		t.Errorf("no Unit line says delta-ns/op is better lower")

@@ -18,6 +18,10 @@ type Result struct {
 	// Cycles is Ns in cycles of the clock rate each round ran at
 	// (Rounds.Cycles), GHz the median rate (NaN where not measured).
 	Cycles, GHz float64
+	// Memory is the median memory reference (gauge.Load[Memory]) over
+	// the calls Cycles comes from, NaN where the core's load was not
+	// read: the state of the host core's caches while the row measured.
+	Memory float64
 	// CallUs is the median fixed cost of a test_run call: the median,
 	// because softirq work that happens to land in one short call would
 	// otherwise dominate the mean.
@@ -119,6 +123,9 @@ func loopFigures(b *testing.B, rec *Record, v *testrun.Loop, r Result) []Figure 
 	// CPU's cycles are nobody's (NaN: BenchOptions.callSizing).
 	if !v.KernelClock && !math.IsNaN(r.Cycles) && !math.IsNaN(r.GHz) {
 		figs = append(figs, Figure{Unit: "cycles/op", Value: r.Cycles}, Figure{Unit: "core-ghz", Value: r.GHz})
+		if !math.IsNaN(r.Memory) {
+			figs = append(figs, Figure{Unit: "memory-load", Value: r.Memory})
+		}
 	}
 	if kernelTimed {
 		figs = append(figs, Figure{Unit: "kernel-ns/op", Value: r.KernelNs},

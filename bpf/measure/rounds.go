@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -137,6 +138,21 @@ func (r *Rounds) GHz(s int) float64 {
 		}
 	}
 	return 1 / robust.Quantile(cys, 0.5) // NaN for none
+}
+
+// Reference is the median reading of reference k (gauge.Caches, Ports or
+// Memory) after stream s's calls, NaN unless every call has one.
+func (r *Rounds) Reference(s, k int) float64 {
+	if s >= len(r.Load) || len(r.Load[s]) != r.Count() {
+		return math.NaN()
+	}
+	var v []float64
+	for _, l := range r.Load[s] {
+		if l[k] > 0 {
+			v = append(v, l[k])
+		}
+	}
+	return robust.Quantile(v, 0.5) // NaN for none
 }
 
 // cycleNs is stream s's cycle lengths, nil unless every call has one.

@@ -59,6 +59,7 @@ func summarise(rounds *Rounds, c *gauge.Contention) Result {
 		Ns:        u.Location(0).Value,
 		Cycles:    u.Cycles(0).Value,
 		GHz:       u.GHz(0),
+		Memory:    u.Reference(0, gauge.Memory),
 		Calls:     rounds.Count(),
 		Contended: load,
 		Samples:   u,

@@ -22,6 +22,10 @@ var Lines = []string{
 	// changes its frequency.
 	"Unit cycles/op better=lower assume=nothing",
 	"Unit core-ghz assume=nothing",
+	// test_run rows: the median over the row's calls of the judge's
+	// memory reference (gauge.Load[Memory]), higher while something else
+	// on the host core takes its caches (docs/method.md#the-host-cores-caches).
+	"Unit memory-load assume=nothing",
 	// BenchmarkMitigations: the JIT image size (hardening grows it).
 	"Unit jited-bytes better=lower assume=nothing",
 	// BenchmarkCall: delta-ns/op per call or tail call.
@@ -73,7 +77,7 @@ var Lines = []string{
 // (measure.BenchOptions.diag): the figures that say how a row's figures were
 // made. Their Unit lines belong there, not before the results.
 var Diagnostic = map[string]bool{
-	"kernel-ns/op": true, "call-us": true, "core-ghz": true, "delta-rel": true, "remeasured": true,
+	"kernel-ns/op": true, "call-us": true, "core-ghz": true, "memory-load": true, "delta-rel": true, "remeasured": true,
 	"clock-disagree": true, "steal-frac": true, "gen-ns/pkt": true, "lost-pkts": true, "lost-frac": true,
 	"rx-cpu-busy": true, "remote-cpu-busy": true, "remote-cpu-wait": true, "remote-bound": true,
 	"remote-pps": true,
