@@ -96,14 +96,7 @@ func TestTimedNoise(t *testing.T) {
 		fail  bool
 	}{{1.5, true}, {0.5, false}} {
 		c := slow(t, b, slowed, func(row string) float64 { return 1 + tc.times*floor.Of(row) })
-		r, err := Check(a, c, Options{Tolerance: -1, AA: aa})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var failed []string
-		for _, f := range r.Failures {
-			failed = append(failed, f.Row)
-		}
+		r, failed := failedRows(t, a, c, aa)
 		if tc.fail && (len(failed) != len(slowed) || r.Passed()) {
 			t.Errorf("rows slowed by %.1f times their floor: failed %v, want %v", tc.times, failed, slowed)
 		}
@@ -145,14 +138,7 @@ func TestSharedShift(t *testing.T) {
 		// the floor.
 		by := (1 + tc.times*floor.Shared()) / (1 + own.Median)
 		c := slow(t, b, a.Names, func(string) float64 { return by })
-		r, err := Check(a, c, Options{Tolerance: -1, AA: aa})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var failed []string
-		for _, f := range r.Failures {
-			failed = append(failed, f.Row)
-		}
+		_, failed := failedRows(t, a, c, aa)
 		if tc.fail && !slices.Equal(failed, []string{"(every row)"}) {
 			t.Errorf("every row at a shift %.1f times the pair's %.4f: failed %v, want (every row) alone", tc.times, floor.Shared(), failed)
 		}
@@ -160,6 +146,21 @@ func TestSharedShift(t *testing.T) {
 			t.Errorf("every row at a shift %.1f times the pair's %.4f: failed %v, want none", tc.times, floor.Shared(), failed)
 		}
 	}
+}
+
+// failedRows is the gate's result for b against a, held to the pair aa,
+// and the rows it failed.
+func failedRows(t *testing.T, a, b *benchfile.File, aa [2]*benchfile.File) (Result, []string) {
+	t.Helper()
+	r, err := Check(a, b, Options{Tolerance: -1, AA: aa})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, f := range r.Failures {
+		failed = append(failed, f.Row)
+	}
+	return r, failed
 }
 
 // slow is f with the cycles/op and ns/op of rows multiplied by by(row),
